@@ -1,0 +1,282 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/fractal-harness/fractal/demo"
+	"github.com/fractal-harness/fractal/engine"
+	"github.com/fractal-harness/fractal/journal"
+	"github.com/fractal-harness/fractal/model"
+	"github.com/fractal-harness/fractal/model/script"
+	"github.com/fractal-harness/fractal/state"
+	"github.com/fractal-harness/fractal/task"
+)
+
+// scriptInRun is where a run keeps its own copy of a scripted model, so it
+// can be resumed after the original file moved.
+const scriptInRun = "model/script.yaml"
+
+func demoCmd() *cobra.Command {
+	var (
+		dir     string
+		latency time.Duration
+	)
+	c := &cobra.Command{
+		Use:   "demo",
+		Short: "Run the bundled demo: a one-page brief from three small inputs",
+		Args:  exactArgs(0, "no arguments"),
+		RunE: func(c *cobra.Command, _ []string) error {
+			data, err := fs.ReadFile(demo.Files, "task.yaml")
+			if err != nil {
+				return err
+			}
+			spec, err := task.Parse(data, "demo/task.yaml", demo.Files, "")
+			if err != nil {
+				return err
+			}
+			sdata, err := fs.ReadFile(demo.Files, "script.yaml")
+			if err != nil {
+				return err
+			}
+			if dir == "" {
+				dir = filepath.Join("fractal-runs", "demo-"+time.Now().Format("20060102-150405"))
+			}
+			out := c.OutOrStdout()
+			fmt.Fprintf(out, "fractal demo: %s\n  run folder: %s\n\n", spec.Task.Title, dir)
+			return startRun(c.Context(), out, dir, spec.Task, sdata, latency, latencySet(c))
+		},
+	}
+	c.Flags().StringVar(&dir, "dir", "", "run folder (default fractal-runs/demo-<time>)")
+	c.Flags().DurationVar(&latency, "latency", 0, "delay every scripted model turn (e.g. 300ms) to watch or interrupt the run")
+	return c
+}
+
+func latencySet(c *cobra.Command) bool { return c.Flags().Changed("latency") }
+
+func runCmd() *cobra.Command {
+	var (
+		dir, modelRef string
+		latency       time.Duration
+	)
+	c := &cobra.Command{
+		Use:   "run TASK",
+		Short: "Start a run from a task file (YAML: contracts, inputs, policy)",
+		Args:  exactArgs(1, "one task file"),
+		RunE: func(c *cobra.Command, args []string) error {
+			spec, err := task.Load(args[0])
+			if err != nil {
+				return usageErr("%v", err)
+			}
+			if modelRef == "" {
+				modelRef = spec.Model
+			}
+			sdata, err := loadScriptRef(modelRef)
+			if err != nil {
+				return err
+			}
+			if dir == "" {
+				dir = filepath.Join("fractal-runs", slug(spec.Task.Title)+"-"+time.Now().Format("20060102-150405"))
+			}
+			out := c.OutOrStdout()
+			fmt.Fprintf(out, "fractal run: %s\n  run folder: %s\n\n", spec.Task.Title, dir)
+			return startRun(c.Context(), out, dir, spec.Task, sdata, latency, latencySet(c))
+		},
+	}
+	c.Flags().StringVar(&dir, "dir", "", "run folder (must not exist or be empty; default fractal-runs/<title>-<time>)")
+	c.Flags().StringVar(&modelRef, "model", "", "model to use: script:FILE (default: the task file's model)")
+	c.Flags().DurationVar(&latency, "latency", 0, "delay every scripted model turn")
+	return c
+}
+
+// loadScriptRef reads and validates a "script:FILE" reference.
+func loadScriptRef(ref string) ([]byte, error) {
+	if ref == "" {
+		return nil, usageErr("no model given: pass --model script:FILE or set model: in the task file")
+	}
+	p, ok := strings.CutPrefix(ref, "script:")
+	if !ok || p == "" {
+		return nil, usageErr("model %q is not available in this build; use script:FILE", ref)
+	}
+	data, err := os.ReadFile(p)
+	if err != nil {
+		return nil, usageErr("cannot read model script: %v", err)
+	}
+	if _, err := script.Parse(data, p); err != nil {
+		return nil, usageErr("%v", err)
+	}
+	return data, nil
+}
+
+func slug(s string) string {
+	var b strings.Builder
+	for _, r := range strings.ToLower(s) {
+		switch {
+		case r >= 'a' && r <= 'z' || r >= '0' && r <= '9':
+			b.WriteRune(r)
+		case b.Len() > 0 && !strings.HasSuffix(b.String(), "-"):
+			b.WriteByte('-')
+		}
+		if b.Len() >= 40 {
+			break
+		}
+	}
+	out := strings.Trim(b.String(), "-")
+	if out == "" {
+		return "run"
+	}
+	return out
+}
+
+// startRun creates the run folder, keeps the script in it and drives the
+// run to its end.
+func startRun(ctx context.Context, out io.Writer, dir string, t engine.Task, scriptData []byte, latency time.Duration, latencyGiven bool) error {
+	if err := refuseExistingRun(dir); err != nil {
+		return err
+	}
+	sc, err := script.Parse(scriptData, "script")
+	if err != nil {
+		return usageErr("%v", err)
+	}
+	if latencyGiven {
+		sc = sc.WithLatency(latency)
+	}
+	t.Model = "script:" + scriptInRun
+	e, err := engine.Create(dir, t, engine.Config{Models: func(model.Role) model.Model { return sc }, Progress: out})
+	if err != nil {
+		return classify(err)
+	}
+	if err := os.MkdirAll(filepath.Join(e.Dir(), "model"), 0o755); err == nil {
+		err = os.WriteFile(filepath.Join(e.Dir(), scriptInRun), scriptData, 0o644)
+		if err != nil {
+			_ = e.Close()
+			return err
+		}
+	}
+	return drive(ctx, out, e, dir)
+}
+
+// refuseExistingRun keeps run and demo from ever writing into a folder
+// that holds something already.
+func refuseExistingRun(dir string) error {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil
+		}
+		return usageErr("cannot use %s as a run folder: %v", dir, err)
+	}
+	if len(ents) == 0 {
+		return nil
+	}
+	if _, err := os.Stat(filepath.Join(dir, journal.ManifestFile)); err == nil {
+		return usageErr("%s already holds a run; continue it with 'fractal resume %s' or choose another --dir", dir, dir)
+	}
+	return usageErr("%s is not empty; a new run needs a new or empty folder", dir)
+}
+
+func resumeCmd() *cobra.Command {
+	var latency time.Duration
+	c := &cobra.Command{
+		Use:   "resume RUN",
+		Short: "Continue a run that stopped, crashed or was interrupted",
+		Args:  exactArgs(1, "one run folder"),
+		RunE: func(c *cobra.Command, args []string) error {
+			dir := args[0]
+			m, err := journal.ReadManifest(dir)
+			if err != nil {
+				return usageErr("%s is not a fractal run folder: %v", dir, err)
+			}
+			ref, ok := strings.CutPrefix(m.Model, "script:")
+			if !ok {
+				return usageErr("run %s uses model %q, which this build cannot start", dir, m.Model)
+			}
+			if !filepath.IsAbs(ref) {
+				ref = filepath.Join(dir, ref)
+			}
+			sc, err := script.Load(ref)
+			if err != nil {
+				return usageErr("%v", err)
+			}
+			if latencySet(c) {
+				sc = sc.WithLatency(latency)
+			}
+			out := c.OutOrStdout()
+			e, err := engine.Open(dir, engine.Config{Models: func(model.Role) model.Model { return sc }, Progress: out})
+			if err != nil {
+				return classify(err)
+			}
+			fmt.Fprintf(out, "fractal resume: %s (stage %s)\n\n", dir, m.Stage)
+			return drive(c.Context(), out, e, dir)
+		},
+	}
+	c.Flags().DurationVar(&latency, "latency", 0, "delay every scripted model turn")
+	return c
+}
+
+// classify maps engine errors to exit codes.
+func classify(err error) error {
+	switch {
+	case errors.Is(err, journal.ErrRunInUse):
+		return usageErr("%v", err)
+	case errors.Is(err, engine.ErrRunExists):
+		return usageErr("%v", err)
+	}
+	var ce *journal.CorruptError
+	if errors.As(err, &ce) {
+		return failErr("%v", err)
+	}
+	var re *engine.ReplayError
+	if errors.As(err, &re) {
+		return failErr("the journal does not replay: %v", err)
+	}
+	return err
+}
+
+// drive runs e until it ends or the user interrupts (Ctrl-C stops cleanly;
+// resume continues).
+func drive(ctx context.Context, out io.Writer, e *engine.Engine, dir string) error {
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	res, err := e.Run(ctx)
+	cerr := e.Close()
+	if err != nil {
+		if ctx.Err() != nil {
+			fmt.Fprintf(out, "\nStopped. Continue with: fractal resume %s\n", dir)
+			return failErr("interrupted")
+		}
+		return classify(err)
+	}
+	if cerr != nil {
+		return cerr
+	}
+	fmt.Fprintln(out)
+	switch res.Stage {
+	case state.StageDone:
+		fmt.Fprintf(out, "Done: every contract was accepted.\n")
+		for _, f := range res.Deliverable {
+			fmt.Fprintf(out, "  deliverable: %s\n", filepath.Join(dir, f))
+		}
+		fmt.Fprintf(out, "  every step:  %s  (fractal status %s; fractal verify %s)\n", filepath.Join(dir, engine.EventsFile), dir, dir)
+		return nil
+	case state.StageAwaitingUser:
+		fmt.Fprintf(out, "The run needs your decision:\n")
+		for _, q := range res.Questions {
+			fmt.Fprintf(out, "  - %s\n", q)
+		}
+		return failErr("the run is waiting for a decision (fractal status %s)", dir)
+	default:
+		return failErr("the run ended %s: %s", res.Stage, res.Reason)
+	}
+}

@@ -1,0 +1,201 @@
+package engine
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/fractal-harness/fractal/model"
+	"github.com/fractal-harness/fractal/state"
+	"github.com/fractal-harness/fractal/tool"
+)
+
+// toolTimeout bounds one host tool call.
+const toolTimeout = 30 * time.Second
+
+// callModel brackets one model call with events and runs it under the
+// run's pool (F-D9 rule 5) and the policy's per-call deadline. The started
+// event is not waited for: a call that never finished is simply redone.
+func (e *Engine) callModel(ctx context.Context, id string, role model.Role, req model.Request) (model.Response, error) {
+	call := fmt.Sprintf("m%d", e.calls.Add(1))
+	if err := e.note(state.Event{Type: state.TModelCallStarted, ModelCallStarted: &state.ModelCallStarted{Instance: id, Call: call, Role: role}}); err != nil {
+		return model.Response{}, err
+	}
+	select {
+	case e.pool <- struct{}{}:
+	case <-ctx.Done():
+		return model.Response{}, errStopped
+	}
+	var timeout time.Duration
+	e.view(func(s *state.State) { timeout = s.Policy.ModelTimeout })
+	cctx, cancel := context.WithTimeout(ctx, timeout)
+	resp, err := e.cfg.Models(role).Generate(cctx, req)
+	cancel()
+	<-e.pool
+	if ctx.Err() != nil {
+		return model.Response{}, errStopped
+	}
+	fin := &state.ModelCallFinished{Instance: id, Call: call, Role: role, Usage: resp.Usage, Model: resp.Model}
+	if err != nil {
+		fin.Err = err.Error()
+		fin.Usage = model.Usage{}
+	}
+	if !e.cfg.NoTranscripts {
+		p, sum, terr := e.transcript(call, req, resp, err)
+		if terr != nil {
+			return model.Response{}, terr
+		}
+		fin.Transcript, fin.SHA256 = p, sum
+	}
+	if nerr := e.note(state.Event{Type: state.TModelCallFinished, ModelCallFinished: fin}); nerr != nil {
+		return model.Response{}, nerr
+	}
+	if err != nil {
+		return model.Response{}, fmt.Errorf("model call failed (%s): %w", role, err)
+	}
+	return resp, nil
+}
+
+// transcript keeps the request and answer of a call under transcripts/, so
+// a run can be read, and later replayed, exactly.
+func (e *Engine) transcript(call string, req model.Request, resp model.Response, callErr error) (string, string, error) {
+	rec := struct {
+		Request  model.Request  `json:"request"`
+		Response model.Response `json:"response"`
+		Error    string         `json:"error,omitempty"`
+	}{Request: req, Response: resp}
+	if callErr != nil {
+		rec.Error = callErr.Error()
+	}
+	b, err := json.MarshalIndent(rec, "", "  ")
+	if err != nil {
+		return "", "", err
+	}
+	rel := Transcripts + "/" + call + ".json"
+	abs := filepath.Join(e.dir, filepath.FromSlash(rel))
+	if err := os.MkdirAll(filepath.Dir(abs), 0o755); err != nil {
+		return "", "", err
+	}
+	if err := os.WriteFile(abs, b, 0o644); err != nil {
+		return "", "", err
+	}
+	sum := sha256.Sum256(b)
+	return rel, hex.EncodeToString(sum[:]), nil
+}
+
+// runTool runs one model tool call for instance id. The started event names
+// the paths the call would write, so the Guard refuses a write outside the
+// boundary before it happens (I-Boundary); the refusal is recorded and the
+// model is told in a structured error it can act on.
+func (e *Engine) runTool(ctx context.Context, id string, role model.Role, reg *tool.Registry, env tool.Env, call model.ToolCall) model.ToolResult {
+	fail := func(code, msg string) model.ToolResult {
+		return model.ToolResult{CallID: call.ID, Content: code + ": " + msg, IsError: true}
+	}
+	t, ok := reg.Get(call.Name)
+	if !ok {
+		names := make([]string, 0)
+		for _, s := range reg.Specs() {
+			names = append(names, s.Name)
+		}
+		return fail("E-UNKNOWN-TOOL", fmt.Sprintf("there is no tool %q; you have: %s", call.Name, strings.Join(names, ", ")))
+	}
+	var writes []string
+	if wp, ok := t.(tool.WritePaths); ok {
+		ws, err := wp.WritePaths(call.Args)
+		if err != nil {
+			if te, ok := tool.AsError(err); ok {
+				return fail(te.Code, te.Msg)
+			}
+			return fail("E-ARGS", err.Error())
+		}
+		writes = ws
+	}
+	sum := sha256.Sum256(call.Args)
+	cid := fmt.Sprintf("t%d", e.calls.Add(1))
+	p, err := e.record(state.Event{Type: state.TToolCallStarted, ToolCallStarted: &state.ToolCallStarted{Instance: id, Call: cid, Tool: call.Name, Role: role, ArgsHash: hex.EncodeToString(sum[:8]), Writes: writes}})
+	if err != nil {
+		if v, ok := err.(*state.Violation); ok {
+			return fail(string(v.Code), v.Detail)
+		}
+		return fail("E-HOST", err.Error())
+	}
+	if len(writes) > 0 {
+		// A write must not happen unless its announcement is on disk.
+		if err := p.Wait(ctx); err != nil {
+			return fail("E-HOST", err.Error())
+		}
+	}
+	tctx, cancel := context.WithTimeout(ctx, toolTimeout)
+	res, err := t.Call(tctx, env, call.Args)
+	cancel()
+	fin := &state.ToolCallFinished{Instance: id, Call: cid, Tool: call.Name, Writes: res.Writes}
+	out := model.ToolResult{CallID: call.ID, Content: res.Content}
+	if err != nil {
+		code := "E-HOST"
+		if te, ok := tool.AsError(err); ok {
+			code = te.Code
+		}
+		fin.ErrCode, fin.Writes = code, nil
+		out = fail(code, strings.TrimPrefix(err.Error(), code+": "))
+		if strings.HasPrefix(code, "E-BOUNDARY") {
+			_ = e.note(state.Event{Type: state.TRefused, Refused: &state.Refused{Instance: id, Proposed: state.TToolCallStarted, Code: code, Detail: err.Error()}})
+		}
+	}
+	if err := e.note(state.Event{Type: state.TToolCallFinished, ToolCallFinished: fin}); err != nil {
+		return fail("E-HOST", err.Error())
+	}
+	return out
+}
+
+// checkpoint records F-D8's checkpoint for an attempt: a content hash of
+// the boundary's files, so the state an attempt started from is known.
+func (e *Engine) checkpoint(id, attempt, boundary string) error {
+	abs := filepath.Join(e.dir, filepath.FromSlash(boundary))
+	tree, n, err := treeHash(abs)
+	if err != nil {
+		return err
+	}
+	return e.note(state.Event{Type: state.TCheckpoint, Checkpoint: &state.Checkpoint{Instance: id, Attempt: attempt, ID: "ck-" + attempt, Tree: tree, Files: n}})
+}
+
+// treeHash hashes the sorted (path, content hash) pairs of the regular
+// files under dir; a missing dir hashes as empty.
+func treeHash(dir string) (string, int, error) {
+	type ent struct{ p, sum string }
+	var ents []ent
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if os.IsNotExist(err) && p == dir {
+				return filepath.SkipDir
+			}
+			return err
+		}
+		if !d.Type().IsRegular() {
+			return nil
+		}
+		sum, err := fileSHA(p)
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		ents = append(ents, ent{filepath.ToSlash(rel), sum})
+		return nil
+	})
+	if err != nil {
+		return "", 0, fmt.Errorf("checkpoint: %w", err)
+	}
+	slices.SortFunc(ents, func(a, b ent) int { return strings.Compare(a.p, b.p) })
+	h := sha256.New()
+	for _, x := range ents {
+		fmt.Fprintf(h, "%s\x00%s\n", x.p, x.sum)
+	}
+	return "tree-" + hex.EncodeToString(h.Sum(nil))[:16], len(ents), nil
+}

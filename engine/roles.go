@@ -1,0 +1,455 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/fractal-harness/fractal/check"
+	"github.com/fractal-harness/fractal/contract"
+	"github.com/fractal-harness/fractal/model"
+	"github.com/fractal-harness/fractal/state"
+	"github.com/fractal-harness/fractal/tool"
+	"github.com/fractal-harness/fractal/tool/fs"
+)
+
+// The host's own tools: they end a loop rather than act on files, so the
+// engine answers them itself.
+const (
+	toolDeclareDone = "declare_done"
+	toolSubmitPlan  = "submit_plan"
+	toolSubmitGrade = "submit_grade"
+)
+
+var workerToolNames = []string{"read_file", "write_file", "list_dir", toolDeclareDone}
+
+// maxCorrections bounds how often a model may answer a host tool with
+// arguments the host cannot use before the attempt fails.
+const maxCorrections = 3
+
+var (
+	workerTools   = mustRegistry(fs.ReadFile(), fs.WriteFile(), fs.ListDir())
+	readOnlyTools = mustRegistry(fs.ReadFile(), fs.ListDir())
+)
+
+func mustRegistry(ts ...tool.Tool) *tool.Registry {
+	r, err := tool.NewRegistry(ts...)
+	if err != nil {
+		panic(err)
+	}
+	return r
+}
+
+var declareDoneSpec = model.ToolSpec{
+	Name:        toolDeclareDone,
+	Description: "Say the work is finished. Give a short summary and, for every check of your contract, whether it passes and the evidence (a quotation from your files, with the file name). The host then evaluates the checks itself.",
+	Schema: json.RawMessage(`{"type":"object","properties":{"summary":{"type":"string"},` +
+		`"self_assessment":{"type":"array","items":{"type":"object","properties":{"check":{"type":"integer","description":"check number, from 1"},"pass":{"type":"boolean"},"evidence":{"type":"string"}},"required":["check","pass","evidence"]}}},` +
+		`"required":["summary","self_assessment"]}`),
+}
+
+var submitPlanSpec = model.ToolSpec{
+	Name:        toolSubmitPlan,
+	Description: "Submit the plan: child contracts (each with an id, an intent and checks whose paths are relative to the child's own folder <your folder>/<id>), their dependencies, which of your checks each child check serves (check_map; numbers from 1), which of your checks can only be verified after merging (after_merge), and which child files to copy into your folder once all are accepted (promote).",
+	Schema: json.RawMessage(`{"type":"object","properties":{` +
+		`"tasks":{"type":"array","items":{"type":"object","properties":{"id":{"type":"string"},"intent":{"type":"string"},"checks":{"type":"array","items":{"type":"object"}},"deps":{"type":"array","items":{"type":"string"}}},"required":["id","intent","checks"]}},` +
+		`"check_map":{"type":"array","items":{"type":"object","properties":{"parent_check":{"type":"integer"},"task":{"type":"string"},"child_check":{"type":"integer"}},"required":["parent_check","task","child_check"]}},` +
+		`"after_merge":{"type":"array","items":{"type":"integer"}},` +
+		`"promote":{"type":"array","items":{"type":"object","properties":{"task":{"type":"string"},"from":{"type":"string"},"to":{"type":"string"}},"required":["task","from","to"]}}},` +
+		`"required":["tasks"]}`),
+}
+
+var submitGradeSpec = model.ToolSpec{
+	Name:        toolSubmitGrade,
+	Description: "Submit your one verdict on the statement: pass true or false, and a rationale that cites the files and lines you read.",
+	Schema:      json.RawMessage(`{"type":"object","properties":{"pass":{"type":"boolean"},"rationale":{"type":"string"}},"required":["pass","rationale"]}`),
+}
+
+const workerSystem = `You are a Worker in fractal, a harness for long office tasks. You do the work of one contract directly, with the tools you are given.
+Rules: write only inside your folder; read the inputs before you rely on them; never invent data that is not in the inputs; every claim in your self-assessment must quote the file that proves it. When every check passes, call declare_done.`
+
+const metaSystem = `You are Meta in fractal, a harness for long office tasks. Your contract is too large to do in one piece: split it into child contracts, each small, independent where possible, with structural checks a machine can evaluate. Every one of your checks must be served by a child check or verified after merging. Children write only in their own folders; promote the files your own checks need into your folder.`
+
+const reviewerSystem = `You are the Reviewer in fractal: independent, one-shot. You grade one statement about the work in front of you. Read the files; trust nothing that is not in them; fabricated content is a failure. Submit exactly one verdict with submit_grade.`
+
+// session is one model loop: a conversation with one role for one instance.
+type session struct {
+	e        *Engine
+	id       string
+	role     model.Role
+	req      model.Request
+	tools    *tool.Registry
+	env      tool.Env
+	maxTurns int
+}
+
+func (e *Engine) newSession(id string, role model.Role, system, prompt string, host []model.ToolSpec, tools *tool.Registry, env tool.Env, intent string, attemptNo int) *session {
+	specs := append(tools.Specs(), host...)
+	var maxTurns int
+	e.view(func(s *state.State) { maxTurns = s.Policy.MaxTurns })
+	return &session{e: e, id: id, role: role, tools: tools, env: env, maxTurns: maxTurns, req: model.Request{
+		Role: role, Instance: id, Intent: intent, Attempt: attemptNo, System: system,
+		Messages: []model.Message{{Role: "user", Text: prompt}}, Tools: specs, MaxTokens: 8192,
+	}}
+}
+
+// hostTool handles one call of a host tool. done ends the loop; a non-nil
+// refusal is sent back to the model as an error it can correct.
+type hostTool func(call model.ToolCall) (done bool, refusal error)
+
+// loop runs turns until a host tool says done. Other tool calls run through
+// runTool. A model error, running out of turns or of corrections fails.
+func (ss *session) loop(ctx context.Context, host map[string]hostTool) error {
+	corrections, nudges := 0, 0
+	for turn := 0; turn < ss.maxTurns; turn++ {
+		resp, err := ss.e.callModel(ctx, ss.id, ss.role, ss.req)
+		if err != nil {
+			return err
+		}
+		ss.req.Messages = append(ss.req.Messages, model.Message{Role: "assistant", Text: resp.Text, ToolCalls: resp.ToolCalls})
+		if len(resp.ToolCalls) == 0 {
+			nudges++
+			if nudges > maxCorrections {
+				return fmt.Errorf("the %s answered %d times without calling a tool", ss.role, nudges)
+			}
+			ss.req.Messages = append(ss.req.Messages, model.Message{Role: "user", Text: "Use the tools: act, or end with the tool that finishes your part."})
+			continue
+		}
+		var results []model.ToolResult
+		finished := false
+		for _, call := range resp.ToolCalls {
+			if h, ok := host[call.Name]; ok {
+				if finished {
+					results = append(results, model.ToolResult{CallID: call.ID, Content: "ignored: the session already ended", IsError: true})
+					continue
+				}
+				done, refusal := h(call)
+				if refusal != nil {
+					corrections++
+					if corrections > maxCorrections {
+						return fmt.Errorf("%s refused %d times, last: %v", call.Name, corrections, refusal)
+					}
+					results = append(results, model.ToolResult{CallID: call.ID, Content: refusal.Error(), IsError: true})
+					continue
+				}
+				if done {
+					finished = true
+				}
+				results = append(results, model.ToolResult{CallID: call.ID, Content: "accepted"})
+				continue
+			}
+			results = append(results, ss.e.runTool(ctx, ss.id, ss.role, ss.tools, ss.env, call))
+		}
+		if finished {
+			return nil
+		}
+		if err := ctx.Err(); err != nil {
+			return errStopped
+		}
+		ss.req.Messages = append(ss.req.Messages, model.Message{Role: "user", ToolResults: results})
+	}
+	return fmt.Errorf("the %s did not finish within %d turns", ss.role, ss.maxTurns)
+}
+
+// build is F-D5's build: a Worker session does the contract directly, the
+// host evaluates the checks, and the evidence goes to the parent.
+func (e *Engine) build(ctx context.Context, id, attempt string) error {
+	var (
+		c        contract.Contract
+		in       state.Instance
+		a        state.Attempt
+		parentBd string
+	)
+	e.view(func(s *state.State) {
+		in = *s.Inst[id]
+		c = s.Contract[in.Contract]
+		a = *s.Attempt[attempt]
+		parentBd = s.Inst[in.Parent].Boundary
+	})
+	if err := e.enter(id, state.Build); err != nil {
+		return err
+	}
+	if a.Checkpoint == "" {
+		if err := e.checkpoint(id, attempt, in.Boundary); err != nil {
+			return err
+		}
+	}
+	abs := filepath.Join(e.dir, filepath.FromSlash(in.Boundary))
+	if err := os.MkdirAll(abs, 0o755); err != nil {
+		return err
+	}
+	env := tool.Env{Instance: id, RunRoot: e.dir, Boundary: in.Boundary, Readable: []string{InputsDir, parentBd}}
+	ss := e.newSession(id, model.Worker, workerSystem, e.workerPrompt(c, in.Boundary, parentBd, a), []model.ToolSpec{declareDoneSpec}, workerTools, env, c.Intent, a.Number)
+	var (
+		self    []state.SelfCheck
+		summary string
+	)
+	err := ss.loop(ctx, map[string]hostTool{toolDeclareDone: func(call model.ToolCall) (bool, error) {
+		var args struct {
+			Summary string `json:"summary"`
+			Self    []struct {
+				Check    int    `json:"check"`
+				Pass     bool   `json:"pass"`
+				Evidence string `json:"evidence"`
+			} `json:"self_assessment"`
+		}
+		if err := strictJSON(call.Args, &args); err != nil {
+			return false, tool.Errorf("E-ARGS", "declare_done: %v", err)
+		}
+		self = self[:0]
+		for _, x := range args.Self {
+			if x.Check < 1 || x.Check > len(c.Checks) {
+				return false, tool.Errorf("E-ARGS", "declare_done: check %d does not exist; your contract has checks 1 to %d", x.Check, len(c.Checks))
+			}
+			self = append(self, state.SelfCheck{Check: x.Check - 1, Pass: x.Pass, Evidence: x.Evidence})
+		}
+		summary = args.Summary
+		return true, nil
+	}})
+	if err != nil {
+		return err
+	}
+	ev := e.evaluate(ctx, id, c, in.Boundary)
+	if ctx.Err() != nil {
+		return errStopped
+	}
+	return e.commit(ctx, state.Event{Type: state.TEvidenceSubmitted, EvidenceSubmitted: &state.EvidenceSubmitted{Instance: id, Attempt: attempt, Evidence: ev, SelfReport: self, Summary: summary}})
+}
+
+func (e *Engine) workerPrompt(c contract.Contract, boundary, parentBd string, a state.Attempt) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Contract %s\nIntent:\n%s\n\n", c.ID, c.Intent)
+	fmt.Fprintf(&b, "Your folder (the only place you may write): %s\n", boundary)
+	fmt.Fprintf(&b, "You may read: %s (the task's inputs: %s) and %s (your parent's folder, with the accepted work of other parts).\n\n", InputsDir, e.inputList(), parentBd)
+	b.WriteString("Checks (paths are relative to your folder):\n")
+	for i, ch := range c.Checks {
+		fmt.Fprintf(&b, "%d. %s\n", i+1, describeCheck(ch))
+	}
+	if a.Feedback != "" {
+		fmt.Fprintf(&b, "\nThis is attempt %d. %s\n", a.Number, a.Feedback)
+	}
+	b.WriteString("\nWhen every check passes, call declare_done with a self-assessment for every check.")
+	return b.String()
+}
+
+// inputList names the files under inputs/ for prompts.
+func (e *Engine) inputList() string {
+	var names []string
+	root := filepath.Join(e.dir, InputsDir)
+	_ = filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+		if err == nil && d.Type().IsRegular() {
+			rel, _ := filepath.Rel(e.dir, p)
+			names = append(names, filepath.ToSlash(rel))
+		}
+		return nil
+	})
+	if len(names) == 0 {
+		return "none"
+	}
+	return strings.Join(names, ", ")
+}
+
+func describeCheck(ch contract.Check) string {
+	switch ch.Kind {
+	case contract.FileExists:
+		return fmt.Sprintf("the file %s exists", ch.Path)
+	case contract.FileMinLines:
+		return fmt.Sprintf("%s has at least %d lines", ch.Path, ch.Min)
+	case contract.FileMinBytes:
+		return fmt.Sprintf("%s has at least %d bytes", ch.Path, ch.Min)
+	case contract.YAMLFieldPresent:
+		return fmt.Sprintf("%s is YAML with the field %s", ch.Path, ch.Field)
+	case contract.DirMinFiles:
+		g := ch.Glob
+		if g == "" {
+			g = "*"
+		}
+		return fmt.Sprintf("the folder %s holds at least %d files matching %s", ch.Path, ch.Min, g)
+	case contract.Script:
+		return fmt.Sprintf("the script %s (%s) exits 0", ch.Path, ch.Interpreter)
+	case contract.Contains:
+		return fmt.Sprintf("%s contains %q", ch.Path, ch.Text)
+	case contract.Matches:
+		return fmt.Sprintf("%s matches the pattern %q", ch.Path, ch.Text)
+	case contract.Rubric:
+		return fmt.Sprintf("a reviewer agrees: %s", ch.Text)
+	}
+	return string(ch.Kind)
+}
+
+// evaluate computes evidence for c on the instance's boundary; rubric
+// checks go to an independent Reviewer session each (fails closed).
+func (e *Engine) evaluate(ctx context.Context, id string, c contract.Contract, boundary string) contract.Evidence {
+	abs := filepath.Join(e.dir, filepath.FromSlash(boundary))
+	return check.Evaluate(ctx, c, abs, check.Options{Rubric: func(ctx context.Context, i int, ch contract.Check) (bool, string, error) {
+		return e.review(ctx, id, c, boundary, i, ch)
+	}})
+}
+
+// review asks the Reviewer to grade one rubric statement. It is given the
+// contract and the files, never anyone's opinion of them. No verdict, an
+// error or a malformed verdict is a failure (fails closed).
+func (e *Engine) review(ctx context.Context, id string, c contract.Contract, boundary string, i int, ch contract.Check) (bool, string, error) {
+	abs := filepath.Join(e.dir, filepath.FromSlash(boundary))
+	files := check.Artifacts(abs)
+	prompt := fmt.Sprintf("Contract intent:\n%s\n\nStatement to grade (check %d):\n%s\n\nThe work is in %s; its files: %s.\nRead what you need with read_file, then call submit_grade once.",
+		c.Intent, i+1, ch.Text, boundary, strings.Join(files, ", "))
+	env := tool.Env{Instance: id, RunRoot: e.dir, Boundary: boundary, Readable: []string{InputsDir}}
+	var attemptNo int
+	e.view(func(s *state.State) {
+		if a := s.CurrentAttempt(id); a != nil {
+			attemptNo = a.Number
+		}
+	})
+	ss := e.newSession(id, model.Reviewer, reviewerSystem, prompt, []model.ToolSpec{submitGradeSpec}, readOnlyTools, env, c.Intent, attemptNo)
+	var (
+		pass      bool
+		rationale string
+	)
+	err := ss.loop(ctx, map[string]hostTool{toolSubmitGrade: func(call model.ToolCall) (bool, error) {
+		var args struct {
+			Pass      *bool  `json:"pass"`
+			Rationale string `json:"rationale"`
+		}
+		if err := strictJSON(call.Args, &args); err != nil {
+			return false, tool.Errorf("E-ARGS", "submit_grade: %v", err)
+		}
+		if args.Pass == nil || strings.TrimSpace(args.Rationale) == "" {
+			return false, tool.Errorf("E-ARGS", "submit_grade needs both pass and a rationale")
+		}
+		pass, rationale = *args.Pass, args.Rationale
+		return true, nil
+	}})
+	if err != nil {
+		return false, "", fmt.Errorf("the review did not complete: %w", err)
+	}
+	return pass, rationale, nil
+}
+
+// plan is F-D5's plan: Meta splits the contract into a DAG of child
+// contracts with a check map; the host validates it and the Guard judges
+// it before it is recorded.
+func (e *Engine) plan(ctx context.Context, id, attempt string) error {
+	var (
+		c     contract.Contract
+		in    state.Instance
+		a     state.Attempt
+		depth int
+		maxD  int
+		gran  int
+	)
+	e.view(func(s *state.State) {
+		in = *s.Inst[id]
+		c = s.Contract[in.Contract]
+		a = *s.Attempt[attempt]
+		depth, maxD, gran = in.Depth, s.Policy.MaxDepth, s.Policy.GranularityThreshold
+	})
+	if err := e.enter(id, state.Plan); err != nil {
+		return err
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "Contract %s\nIntent:\n%s\n\nYour folder: %s. Inputs: %s.\nYour checks (paths relative to your folder):\n", c.ID, c.Intent, in.Boundary, e.inputList())
+	for i, ch := range c.Checks {
+		fmt.Fprintf(&b, "%d. %s\n", i+1, describeCheck(ch))
+	}
+	fmt.Fprintf(&b, "\nYou are at depth %d of at most %d. A child contract with more than %d checks will be split again.\n", depth, maxD, gran)
+	if a.Feedback != "" {
+		fmt.Fprintf(&b, "This is attempt %d. %s\n", a.Number, a.Feedback)
+	}
+	b.WriteString("Call submit_plan with the child contracts.")
+	env := tool.Env{Instance: id, RunRoot: e.dir, Boundary: in.Boundary, Readable: []string{InputsDir}}
+	ss := e.newSession(id, model.Meta, metaSystem, b.String(), []model.ToolSpec{submitPlanSpec}, readOnlyTools, env, c.Intent, a.Number)
+	err := ss.loop(ctx, map[string]hostTool{toolSubmitPlan: func(call model.ToolCall) (bool, error) {
+		return true, e.recordPlan(ctx, id, in, c, call.Args)
+	}})
+	if err != nil {
+		return err
+	}
+	return e.enter(id, state.Idle)
+}
+
+type planArgs struct {
+	Tasks []struct {
+		ID     string           `json:"id"`
+		Intent string           `json:"intent"`
+		Checks []contract.Check `json:"checks"`
+		Deps   []string         `json:"deps"`
+	} `json:"tasks"`
+	CheckMap []struct {
+		ParentCheck int    `json:"parent_check"`
+		Task        string `json:"task"`
+		ChildCheck  int    `json:"child_check"`
+	} `json:"check_map"`
+	AfterMerge []int           `json:"after_merge"`
+	Promote    []state.Promote `json:"promote"`
+}
+
+// recordPlan turns submit_plan's arguments into contracts and a plan. Any
+// problem is returned to Meta to correct; nothing is recorded until the
+// whole plan is valid, except contracts, whose registration is idempotent.
+func (e *Engine) recordPlan(ctx context.Context, id string, in state.Instance, c contract.Contract, raw json.RawMessage) error {
+	var args planArgs
+	if err := strictJSON(raw, &args); err != nil {
+		return tool.Errorf("E-ARGS", "submit_plan: %v", err)
+	}
+	plan := &state.PlanRecorded{Instance: id, AfterMerge: []int{}, Promote: args.Promote}
+	var cs []contract.Contract
+	for i, t := range args.Tasks {
+		if !validName(t.ID) {
+			return tool.Errorf("E-ARGS", "submit_plan: task %d: id %q must be letters, digits, '-' or '_'", i+1, t.ID)
+		}
+		child := contract.New(t.Intent, t.Checks)
+		if err := child.Validate(); err != nil {
+			return tool.Errorf("E-ARGS", "submit_plan: task %s: %v", t.ID, err)
+		}
+		cs = append(cs, child)
+		plan.Tasks = append(plan.Tasks, state.PlanTask{ID: t.ID, ContractID: child.ID, Deps: t.Deps, Boundary: in.Boundary + "/" + t.ID})
+	}
+	for _, l := range args.CheckMap {
+		plan.CheckMap = append(plan.CheckMap, state.CheckLink{ParentCheck: l.ParentCheck - 1, Task: l.Task, ChildCheck: l.ChildCheck - 1})
+	}
+	for _, n := range args.AfterMerge {
+		plan.AfterMerge = append(plan.AfterMerge, n-1)
+	}
+	for _, child := range cs {
+		if err := e.commit(ctx, state.Event{Type: state.TContractRegistered, ContractRegistered: &state.ContractRegistered{Contract: child, Source: state.FromDecomposition, By: id}}); err != nil {
+			return planRefusal(err)
+		}
+		if err := e.writeContract(child); err != nil {
+			return err
+		}
+	}
+	if err := e.commit(ctx, state.Event{Type: state.TPlanRecorded, PlanRecorded: plan}); err != nil {
+		return planRefusal(err)
+	}
+	return nil
+}
+
+func planRefusal(err error) error {
+	var v *state.Violation
+	if errors.As(err, &v) {
+		return tool.Errorf(string(v.Code), "submit_plan refused: %s", v.Detail)
+	}
+	return err
+}
+
+// strictJSON decodes a model's arguments, refusing unknown fields so a
+// misspelt key is reported instead of silently ignored.
+func strictJSON(raw json.RawMessage, v any) error {
+	if len(raw) == 0 {
+		return errors.New("no arguments")
+	}
+	dec := json.NewDecoder(strings.NewReader(string(raw)))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return fmt.Errorf("arguments are not valid: %v", err)
+	}
+	if dec.More() {
+		return errors.New("arguments hold more than one JSON value")
+	}
+	return nil
+}

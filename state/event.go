@@ -1,0 +1,370 @@
+// Package state is the pure heart of a run: the typed events of the journal,
+// the State they fold into, and the Guard that refuses any event that would
+// break an invariant of the fractal specification (F-D12).
+//
+// Nothing here does IO or reads a clock. The engine proposes an event, Guard
+// judges it against the current State, and only then is it appended and
+// applied. Replaying a journal runs the same Guard on every event, so a
+// journal edited by hand is detected rather than trusted.
+package state
+
+import (
+	"time"
+
+	"github.com/fractal-harness/fractal/contract"
+	"github.com/fractal-harness/fractal/model"
+	"github.com/fractal-harness/fractal/policy"
+)
+
+// Version is the event schema version this package writes and reads.
+const Version = 1
+
+// Session is the id of the pseudo-instance ⊥ that stands for the run
+// itself: it registers the contracts of the discussion, delegates them to
+// root instances and accepts their evidence after the final review.
+const Session = "session"
+
+// Type names an event type.
+type Type string
+
+// The event types.
+const (
+	TRunStarted         Type = "run_started"
+	TContractRegistered Type = "contract_registered"
+	TPlanRecorded       Type = "plan_recorded"
+	TModeChanged        Type = "mode_changed"
+	TDelegated          Type = "delegated"
+	TCheckpoint         Type = "checkpoint_recorded"
+	TModelCallStarted   Type = "model_call_started"
+	TModelCallFinished  Type = "model_call_finished"
+	TToolCallStarted    Type = "tool_call_started"
+	TToolCallFinished   Type = "tool_call_finished"
+	TRefused            Type = "refused"
+	TEvidenceSubmitted  Type = "evidence_submitted"
+	TAttemptEnded       Type = "attempt_ended"
+	TVerdict            Type = "verdict"
+	TDecision           Type = "decision"
+	TMerged             Type = "merged"
+	TStageChanged       Type = "stage_changed"
+	TRunFinished        Type = "run_finished"
+)
+
+// Event is one line of events.jsonl: an envelope and exactly one payload,
+// the one named by Type. Keeping every payload as its own typed field lets a
+// line decode in one pass.
+type Event struct {
+	Seq  int64     `json:"seq"`
+	V    int       `json:"v"`
+	Time time.Time `json:"t"`
+	Type Type      `json:"type"`
+
+	RunStarted         *RunStarted         `json:"run_started,omitempty"`
+	ContractRegistered *ContractRegistered `json:"contract_registered,omitempty"`
+	PlanRecorded       *PlanRecorded       `json:"plan_recorded,omitempty"`
+	ModeChanged        *ModeChanged        `json:"mode_changed,omitempty"`
+	Delegated          *Delegated          `json:"delegated,omitempty"`
+	Checkpoint         *Checkpoint         `json:"checkpoint_recorded,omitempty"`
+	ModelCallStarted   *ModelCallStarted   `json:"model_call_started,omitempty"`
+	ModelCallFinished  *ModelCallFinished  `json:"model_call_finished,omitempty"`
+	ToolCallStarted    *ToolCallStarted    `json:"tool_call_started,omitempty"`
+	ToolCallFinished   *ToolCallFinished   `json:"tool_call_finished,omitempty"`
+	Refused            *Refused            `json:"refused,omitempty"`
+	EvidenceSubmitted  *EvidenceSubmitted  `json:"evidence_submitted,omitempty"`
+	AttemptEnded       *AttemptEnded       `json:"attempt_ended,omitempty"`
+	Verdict            *Verdict            `json:"verdict,omitempty"`
+	Decision           *Decision           `json:"decision,omitempty"`
+	Merged             *Merged             `json:"merged,omitempty"`
+	StageChanged       *StageChanged       `json:"stage_changed,omitempty"`
+	RunFinished        *RunFinished        `json:"run_finished,omitempty"`
+}
+
+// payloads returns the type of every payload that is set; a well-formed
+// event has exactly one, matching Type.
+func (e Event) payloads() []Type {
+	var out []Type
+	add := func(set bool, t Type) {
+		if set {
+			out = append(out, t)
+		}
+	}
+	add(e.RunStarted != nil, TRunStarted)
+	add(e.ContractRegistered != nil, TContractRegistered)
+	add(e.PlanRecorded != nil, TPlanRecorded)
+	add(e.ModeChanged != nil, TModeChanged)
+	add(e.Delegated != nil, TDelegated)
+	add(e.Checkpoint != nil, TCheckpoint)
+	add(e.ModelCallStarted != nil, TModelCallStarted)
+	add(e.ModelCallFinished != nil, TModelCallFinished)
+	add(e.ToolCallStarted != nil, TToolCallStarted)
+	add(e.ToolCallFinished != nil, TToolCallFinished)
+	add(e.Refused != nil, TRefused)
+	add(e.EvidenceSubmitted != nil, TEvidenceSubmitted)
+	add(e.AttemptEnded != nil, TAttemptEnded)
+	add(e.Verdict != nil, TVerdict)
+	add(e.Decision != nil, TDecision)
+	add(e.Merged != nil, TMerged)
+	add(e.StageChanged != nil, TStageChanged)
+	add(e.RunFinished != nil, TRunFinished)
+	return out
+}
+
+// RunStarted opens a run. It is always event 1.
+type RunStarted struct {
+	RunID  string        `json:"run_id"`
+	Policy policy.Policy `json:"policy"`
+	Model  string        `json:"model"`
+	// Boundary is the run-relative folder that holds every instance's
+	// boundary ("work").
+	Boundary string `json:"boundary"`
+}
+
+// Source says where a contract came from (F-A2): a discussion with the user,
+// or an instance's decomposition.
+type Source string
+
+// The two sources of contracts.
+const (
+	FromDiscussion    Source = "discussion"
+	FromDecomposition Source = "decomposition"
+)
+
+// ContractRegistered makes a contract known. Registering is idempotent for
+// identical content and refused for anything else under a known id.
+type ContractRegistered struct {
+	Contract contract.Contract `json:"contract"`
+	Source   Source            `json:"source"`
+	By       string            `json:"by"` // Session, or the decomposing instance
+}
+
+// PlanTask is one node of a plan's DAG.
+type PlanTask struct {
+	ID         string   `json:"id"`
+	ContractID string   `json:"contract_id"`
+	Deps       []string `json:"deps,omitempty"`
+	// Boundary is the run-relative folder of the instance that will hold
+	// the task; it nests inside the planner's boundary.
+	Boundary string `json:"boundary"`
+}
+
+// CheckLink says which parent check a child check serves (F-D5 check map).
+type CheckLink struct {
+	ParentCheck int    `json:"parent_check"`
+	Task        string `json:"task"`
+	ChildCheck  int    `json:"child_check"`
+}
+
+// Promote copies an accepted child's file into the parent's boundary when
+// the children are merged, so that the parent's own checks can see it.
+type Promote struct {
+	Task string `json:"task"`
+	From string `json:"from"` // relative to the child's boundary
+	To   string `json:"to"`   // relative to the parent's boundary
+}
+
+// PlanRecorded is plan's output (F-D5): a DAG of child contracts, the check
+// map and what to promote when merging. For the Session it is the outcome of
+// the discussion: one task per top-level contract.
+type PlanRecorded struct {
+	Instance   string      `json:"instance"`
+	Tasks      []PlanTask  `json:"tasks"`
+	CheckMap   []CheckLink `json:"check_map,omitempty"`
+	AfterMerge []int       `json:"after_merge,omitempty"` // parent checks verified only after merging
+	Promote    []Promote   `json:"promote,omitempty"`
+}
+
+// Mode is the one capability an instance has active (I-OneMode).
+type Mode string
+
+// The modes. Idle is the rest position between capabilities.
+const (
+	Idle      Mode = "idle"
+	Plan      Mode = "plan"
+	Build     Mode = "build"
+	Delegate  Mode = "delegate"
+	Supervise Mode = "supervise"
+)
+
+// ModeChanged switches an instance's active capability.
+type ModeChanged struct {
+	Instance string `json:"instance"`
+	To       Mode   `json:"to"`
+}
+
+// Delegated is delegation as one atomic step (F-D9 rule 4): it specifies the
+// child (contract, boundary, tools) and launches an attempt at once. A retry
+// delegates again to the same child; a reassignment names a new child.
+type Delegated struct {
+	Parent   string   `json:"parent"`
+	Task     string   `json:"task"`
+	Child    string   `json:"child"`
+	Contract string   `json:"contract_id"`
+	Boundary string   `json:"boundary"`
+	Attempt  string   `json:"attempt"`
+	Tools    []string `json:"tools,omitempty"`
+	// Feedback carries what the parent tells a retried attempt (the failed
+	// checks of the previous one).
+	Feedback string `json:"feedback,omitempty"`
+}
+
+// Checkpoint is F-D8's checkpoint: the execution baseline of an attempt, so
+// a failed attempt can be located and retried.
+type Checkpoint struct {
+	Instance string `json:"instance"`
+	Attempt  string `json:"attempt"`
+	ID       string `json:"id"`
+	PlanRef  string `json:"plan_ref,omitempty"`
+	Tree     string `json:"tree"` // content hash of the boundary's files
+	Files    int    `json:"files"`
+}
+
+// ModelCallStarted brackets a model call. A started call without a finish is
+// simply redone on recovery: model calls change no world state.
+type ModelCallStarted struct {
+	Instance string     `json:"instance"`
+	Call     string     `json:"call"`
+	Role     model.Role `json:"role"`
+}
+
+// ModelCallFinished records the answer's usage and where the transcript is.
+type ModelCallFinished struct {
+	Instance   string      `json:"instance"`
+	Call       string      `json:"call"`
+	Role       model.Role  `json:"role"`
+	Usage      model.Usage `json:"usage"`
+	Model      string      `json:"model,omitempty"`
+	Transcript string      `json:"transcript,omitempty"` // run-relative path
+	SHA256     string      `json:"sha256,omitempty"`
+	Err        string      `json:"error,omitempty"`
+}
+
+// ToolCallStarted is proposed before a tool runs. Writes lists the
+// run-relative paths the call would write; the Guard refuses the event (and
+// so the call) when one falls outside the instance's boundary.
+type ToolCallStarted struct {
+	Instance string     `json:"instance"`
+	Call     string     `json:"call"`
+	Tool     string     `json:"tool"`
+	Role     model.Role `json:"role"`
+	ArgsHash string     `json:"args_hash"`
+	Writes   []string   `json:"writes,omitempty"`
+}
+
+// ToolCallFinished records the outcome. Writes are the paths really written.
+type ToolCallFinished struct {
+	Instance string   `json:"instance"`
+	Call     string   `json:"call"`
+	Tool     string   `json:"tool"`
+	ErrCode  string   `json:"error_code,omitempty"`
+	Writes   []string `json:"writes,omitempty"`
+}
+
+// Refused records a proposal the Guard (or a tool's own confinement)
+// refused, so the audit trail shows attempts, not only successes.
+type Refused struct {
+	Instance string `json:"instance"`
+	Proposed Type   `json:"proposed"`
+	Code     string `json:"code"`
+	Detail   string `json:"detail"`
+}
+
+// SelfCheck is the worker's own claim about one check.
+type SelfCheck struct {
+	Check    int    `json:"check"`
+	Pass     bool   `json:"pass"`
+	Evidence string `json:"evidence,omitempty"`
+}
+
+// EvidenceSubmitted is a submission (F-D9): a child hands its evidence to
+// its parent, ending the attempt. The host computed the results; SelfReport
+// is only what the worker claimed.
+type EvidenceSubmitted struct {
+	Instance   string            `json:"instance"`
+	Attempt    string            `json:"attempt"`
+	Evidence   contract.Evidence `json:"evidence"`
+	SelfReport []SelfCheck       `json:"self_report,omitempty"`
+	Summary    string            `json:"summary,omitempty"`
+}
+
+// AttemptStatus is F-D8's attempt status.
+type AttemptStatus string
+
+// Attempt statuses.
+const (
+	AttemptRunning     AttemptStatus = "running"
+	AttemptSubmitted   AttemptStatus = "submitted" // evidence given, verdict pending
+	AttemptPassed      AttemptStatus = "passed"
+	AttemptFailed      AttemptStatus = "failed"
+	AttemptInterrupted AttemptStatus = "interrupted"
+)
+
+// AttemptEnded ends an attempt without evidence: it failed (the model broke,
+// the script ran out) or was interrupted by a crash of the host.
+type AttemptEnded struct {
+	Instance string        `json:"instance"`
+	Attempt  string        `json:"attempt"`
+	Status   AttemptStatus `json:"status"` // failed or interrupted
+	Reason   string        `json:"reason"`
+}
+
+// Verdict is v(c,e) given by the parent (F-T3): only the parent that
+// defined the child's checks may accept.
+type Verdict struct {
+	By      string         `json:"by"`
+	Child   string         `json:"child"`
+	Task    string         `json:"task"`
+	Attempt string         `json:"attempt"`
+	Verdict policy.Verdict `json:"verdict"`
+	Failed  []int          `json:"failed,omitempty"`
+}
+
+// Decision is r(c,e,p) after a rejection or a failed or interrupted
+// attempt. The Guard recomputes it from the policy and the host's tally.
+type Decision struct {
+	By     string        `json:"by"`
+	Task   string        `json:"task"`
+	Action policy.Action `json:"action"`
+	Risk   float64       `json:"risk,omitempty"`
+	Reason string        `json:"reason,omitempty"`
+}
+
+// MergedFile is one promoted file.
+type MergedFile struct {
+	From   string `json:"from"` // run-relative
+	To     string `json:"to"`   // run-relative
+	SHA256 string `json:"sha256"`
+}
+
+// Merged records the files a parent promoted from accepted children into
+// its own boundary.
+type Merged struct {
+	Instance string       `json:"instance"`
+	Files    []MergedFile `json:"files"`
+}
+
+// Stage is the run's stage as kept in manifest.yaml (DA-A4).
+type Stage string
+
+// The stages of the spine. Later stages (clarifying, bootstrapping, paused)
+// slot in without changing these.
+const (
+	StageSubmitted    Stage = "submitted"
+	StageRunning      Stage = "running"
+	StageAwaitingUser Stage = "awaiting_user"
+	StageDone         Stage = "done"
+	StageFailed       Stage = "failed"
+	StageCancelled    Stage = "cancelled"
+)
+
+// StageChanged mirrors a manifest compare-and-swap in the journal.
+type StageChanged struct {
+	From   Stage  `json:"from"`
+	To     Stage  `json:"to"`
+	Reason string `json:"reason,omitempty"`
+}
+
+// RunFinished closes the run; nothing but stage changes may follow.
+type RunFinished struct {
+	Status      Stage    `json:"status"` // done, failed, cancelled
+	Reason      string   `json:"reason,omitempty"`
+	Deliverable []string `json:"deliverable,omitempty"` // run-relative files handed to the user
+}

@@ -1,0 +1,573 @@
+package state
+
+import (
+	"path"
+	"slices"
+	"strings"
+
+	"github.com/fractal-harness/fractal/contract"
+	"github.com/fractal-harness/fractal/policy"
+)
+
+// Guard judges ev against s without changing either (F-D12). It holds only
+// the invariants: it makes no business decisions, but where the
+// specification makes a decision deterministic (v, r) it recomputes it and
+// refuses a different one. The error is a *Violation.
+func Guard(s *State, ev Event) error {
+	if ev.V != Version {
+		return violate(EEvent, "event %d has version %d; this build reads version %d", ev.Seq, ev.V, Version)
+	}
+	if p := ev.payloads(); len(p) != 1 || p[0] != ev.Type {
+		return violate(EEvent, "event %d of type %q carries payloads %v", ev.Seq, ev.Type, p)
+	}
+	if ev.Seq != s.Seq+1 {
+		return violate(ESeq, "event has sequence %d, expected %d", ev.Seq, s.Seq+1)
+	}
+	if ev.Type != TRunStarted && s.RunID == "" {
+		return violate(ERun, "event %d (%s) comes before run_started", ev.Seq, ev.Type)
+	}
+	if s.Finished != nil && ev.Type != TStageChanged {
+		return violate(EFinished, "%s after the run finished", ev.Type)
+	}
+	switch ev.Type {
+	case TRunStarted:
+		return guardRunStarted(s, ev.RunStarted)
+	case TContractRegistered:
+		return guardContract(s, ev.ContractRegistered)
+	case TPlanRecorded:
+		return guardPlan(s, ev.PlanRecorded)
+	case TModeChanged:
+		return guardMode(s, ev.ModeChanged)
+	case TDelegated:
+		return guardDelegated(s, ev.Delegated)
+	case TCheckpoint:
+		_, err := runningAttempt(s, ev.Checkpoint.Instance, ev.Checkpoint.Attempt)
+		return err
+	case TModelCallStarted:
+		x := ev.ModelCallStarted
+		if err := live(s, x.Instance); err != nil {
+			return err
+		}
+		if b := s.Policy.Budget.Tokens; b > 0 && int64(s.Usage.Total()) >= b {
+			return violate(EBudget, "the run has used %d of its %d tokens", s.Usage.Total(), b)
+		}
+		return nil
+	case TModelCallFinished:
+		x := ev.ModelCallFinished
+		if err := live(s, x.Instance); err != nil {
+			return err
+		}
+		if _, ok := s.Inst[x.Instance].OpenModel[x.Call]; !ok {
+			return violate(EEvent, "model call %s of %s finishes without having started", x.Call, x.Instance)
+		}
+		return nil
+	case TToolCallStarted:
+		return guardToolStarted(s, ev.ToolCallStarted)
+	case TToolCallFinished:
+		x := ev.ToolCallFinished
+		in := s.Inst[x.Instance]
+		if in == nil {
+			return violate(EParent, "unknown instance %q", x.Instance)
+		}
+		if _, ok := in.OpenTools[x.Call]; !ok {
+			return violate(EEvent, "tool call %s of %s finishes without having started", x.Call, x.Instance)
+		}
+		return writesInside(in, x.Writes)
+	case TRefused:
+		return nil
+	case TEvidenceSubmitted:
+		return guardEvidence(s, ev.EvidenceSubmitted)
+	case TAttemptEnded:
+		x := ev.AttemptEnded
+		if x.Status != AttemptFailed && x.Status != AttemptInterrupted {
+			return violate(EEvent, "attempt_ended with status %q; only failed or interrupted", x.Status)
+		}
+		_, err := runningAttempt(s, x.Instance, x.Attempt)
+		return err
+	case TVerdict:
+		return guardVerdict(s, ev.Verdict)
+	case TDecision:
+		return guardDecision(s, ev.Decision)
+	case TMerged:
+		return guardMerged(s, ev.Merged)
+	case TStageChanged:
+		x := ev.StageChanged
+		if x.From != s.Stage {
+			return violate(EStage, "stage change from %q, but the stage is %q", x.From, s.Stage)
+		}
+		return nil
+	case TRunFinished:
+		x := ev.RunFinished
+		switch x.Status {
+		case StageDone:
+			if !s.AllAccepted(Session) {
+				return violate(ENotDone, "the run cannot be done: a top-level contract is not accepted")
+			}
+		case StageFailed, StageCancelled:
+		default:
+			return violate(EEvent, "run_finished with status %q", x.Status)
+		}
+		return nil
+	}
+	return violate(EEvent, "unknown event type %q", ev.Type)
+}
+
+func guardRunStarted(s *State, x *RunStarted) error {
+	if s.RunID != "" {
+		return violate(ERun, "run_started repeated")
+	}
+	if x.RunID == "" || !cleanRel(x.Boundary) {
+		return violate(ERun, "run_started needs a run id and a clean relative boundary")
+	}
+	if err := x.Policy.Validate(); err != nil {
+		return violate(ERun, "%v", err)
+	}
+	return nil
+}
+
+func guardContract(s *State, x *ContractRegistered) error {
+	c := x.Contract
+	if !c.IDValid() {
+		return violate(EContractMutate, "contract %s: id does not match its content", c.ID)
+	}
+	if old, ok := s.Contract[c.ID]; ok && !old.Equal(c) {
+		return violate(EContractMutate, "contract %s is already registered with other content", c.ID)
+	}
+	switch x.Source {
+	case FromDiscussion:
+		if x.By != Session {
+			return violate(EContractSource, "a discussion contract registered by %q, not the session", x.By)
+		}
+	case FromDecomposition:
+		in := s.Inst[x.By]
+		if in == nil || x.By == Session || in.Mode != Plan {
+			return violate(EContractSource, "contract %s from decomposition by %q, which is not planning", c.ID, x.By)
+		}
+	default:
+		return violate(EContractSource, "unknown contract source %q", x.Source)
+	}
+	return nil
+}
+
+func guardPlan(s *State, x *PlanRecorded) error {
+	in := s.Inst[x.Instance]
+	if in == nil {
+		return violate(EParent, "plan by unknown instance %q", x.Instance)
+	}
+	if in.Retired {
+		return violate(EParent, "plan by retired instance %q", x.Instance)
+	}
+	if x.Instance == Session {
+		if in.Plan != nil {
+			return violate(EOneMode, "the session's plan (the discussion's contracts) is recorded once")
+		}
+	} else if in.Mode != Plan {
+		return violate(EOneMode, "%s records a plan while in mode %q", x.Instance, in.Mode)
+	}
+	if in.Plan != nil && x.Instance != Session {
+		for _, t := range in.Tasks {
+			if t.Status == TaskRunning || t.Status == TaskSubmitted {
+				return violate(EFrozen, "%s replans while task %s is still %s", x.Instance, t.ID, t.Status)
+			}
+		}
+	}
+	if len(x.Tasks) == 0 {
+		return violate(EDAGCycle, "a plan needs at least one task")
+	}
+	if in.Depth+1 > s.Policy.MaxDepth {
+		return violate(EDepth, "%s is at depth %d; children would exceed max_depth %d", x.Instance, in.Depth, s.Policy.MaxDepth)
+	}
+	ids := map[string]int{}
+	for i, t := range x.Tasks {
+		if t.ID == "" || strings.ContainsAny(t.ID, "/@ ") {
+			return violate(EEvent, "task %d has an empty or unusable id %q", i, t.ID)
+		}
+		if _, dup := ids[t.ID]; dup {
+			return violate(EDAGCycle, "task id %q appears twice", t.ID)
+		}
+		ids[t.ID] = i
+		if _, ok := s.Contract[t.ContractID]; !ok {
+			return violate(EContractUnknown, "task %s names unregistered contract %s", t.ID, t.ContractID)
+		}
+		if h, busy := s.Handler[t.ContractID]; busy {
+			return violate(EOneHandler, "task %s: contract %s is being processed by %s", t.ID, t.ContractID, h)
+		}
+		if !cleanRel(t.Boundary) || !strictlyInside(t.Boundary, in.Boundary) {
+			return violate(EBoundaryOverlap, "task %s: boundary %q is not strictly inside %q", t.ID, t.Boundary, in.Boundary)
+		}
+		for _, o := range x.Tasks[:i] {
+			if within(t.Boundary, o.Boundary) || within(o.Boundary, t.Boundary) {
+				return violate(EBoundaryOverlap, "tasks %s and %s have overlapping boundaries %q and %q", o.ID, t.ID, o.Boundary, t.Boundary)
+			}
+		}
+	}
+	// Two tasks with the same contract would be one contract handled twice.
+	seen := map[string]string{}
+	for _, t := range x.Tasks {
+		if o, dup := seen[t.ContractID]; dup {
+			return violate(EOneHandler, "tasks %s and %s hold the same contract %s", o, t.ID, t.ContractID)
+		}
+		seen[t.ContractID] = t.ID
+	}
+	if err := acyclic(x.Tasks, ids); err != nil {
+		return err
+	}
+	if x.Instance == Session {
+		return nil
+	}
+	return checkMap(s, in, x, ids)
+}
+
+// acyclic runs a depth-first search over the dependency edges.
+func acyclic(tasks []PlanTask, ids map[string]int) error {
+	const (
+		white = iota
+		grey
+		black
+	)
+	color := make([]int, len(tasks))
+	var visit func(i int) error
+	visit = func(i int) error {
+		color[i] = grey
+		for _, d := range tasks[i].Deps {
+			j, ok := ids[d]
+			if !ok {
+				return violate(EDAGCycle, "task %s depends on unknown task %q", tasks[i].ID, d)
+			}
+			switch color[j] {
+			case grey:
+				return violate(EDAGCycle, "dependency cycle through %s and %s", tasks[i].ID, d)
+			case white:
+				if err := visit(j); err != nil {
+					return err
+				}
+			}
+		}
+		color[i] = black
+		return nil
+	}
+	for i := range tasks {
+		if color[i] == white {
+			if err := visit(i); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func checkMap(s *State, in *Instance, x *PlanRecorded, ids map[string]int) error {
+	parent := s.Contract[in.Contract]
+	served := make([]bool, len(parent.Checks))
+	for _, l := range x.CheckMap {
+		if l.ParentCheck < 0 || l.ParentCheck >= len(parent.Checks) {
+			return violate(ECheckMap, "check map names parent check %d; the contract has %d", l.ParentCheck, len(parent.Checks))
+		}
+		i, ok := ids[l.Task]
+		if !ok {
+			return violate(ECheckMap, "check map names unknown task %q", l.Task)
+		}
+		child := s.Contract[x.Tasks[i].ContractID]
+		if l.ChildCheck < 0 || l.ChildCheck >= len(child.Checks) {
+			return violate(ECheckMap, "check map names check %d of task %s, which has %d", l.ChildCheck, l.Task, len(child.Checks))
+		}
+		served[l.ParentCheck] = true
+	}
+	for _, c := range x.AfterMerge {
+		if c < 0 || c >= len(parent.Checks) {
+			return violate(ECheckMap, "after_merge names parent check %d; the contract has %d", c, len(parent.Checks))
+		}
+		served[c] = true
+	}
+	for i, ok := range served {
+		if !ok {
+			return violate(ECheckMap, "parent check %d is served by no child check and not verified after merge", i)
+		}
+	}
+	for _, p := range x.Promote {
+		if _, ok := ids[p.Task]; !ok {
+			return violate(ECheckMap, "promote names unknown task %q", p.Task)
+		}
+		if contract.ValidatePath(p.From) != nil || contract.ValidatePath(p.To) != nil {
+			return violate(EBoundaryWrite, "promote %s: %q → %q is not a clean relative path pair", p.Task, p.From, p.To)
+		}
+	}
+	return nil
+}
+
+func guardMode(s *State, x *ModeChanged) error {
+	in := s.Inst[x.Instance]
+	if in == nil {
+		return violate(EParent, "unknown instance %q", x.Instance)
+	}
+	switch x.To {
+	case Idle, Plan, Build, Delegate, Supervise:
+	default:
+		return violate(EEvent, "unknown mode %q", x.To)
+	}
+	if x.To != Idle && in.Mode != Idle {
+		return violate(EOneMode, "%s is in %s and cannot also enter %s", x.Instance, in.Mode, x.To)
+	}
+	if x.To == Idle && in.Mode == Idle {
+		return violate(EOneMode, "%s is already idle", x.Instance)
+	}
+	if x.To != Idle && x.To != Supervise && x.To != Delegate && s.RunningChildren(x.Instance) > 0 {
+		return violate(EFrozen, "%s cannot %s while its children run", x.Instance, x.To)
+	}
+	if x.Instance == Session && (x.To == Plan || x.To == Build) {
+		return violate(EOneMode, "the session neither plans nor builds")
+	}
+	return nil
+}
+
+func guardDelegated(s *State, x *Delegated) error {
+	p := s.Inst[x.Parent]
+	if p == nil || p.Retired {
+		return violate(EParent, "delegation by unknown or retired instance %q", x.Parent)
+	}
+	if p.Mode != Delegate {
+		return violate(EOneMode, "%s delegates while in mode %q", x.Parent, p.Mode)
+	}
+	t := p.Tasks[x.Task]
+	if t == nil {
+		return violate(EContractUnknown, "%s has no task %q in its plan", x.Parent, x.Task)
+	}
+	if t.Contract != x.Contract {
+		return violate(EContractMutate, "task %s holds contract %s, delegation carries %s", x.Task, t.Contract, x.Contract)
+	}
+	for _, d := range t.Deps {
+		if p.Tasks[d].Status != TaskAccepted {
+			return violate(EPredecessor, "task %s depends on %s, which is %s", x.Task, d, p.Tasks[d].Status)
+		}
+	}
+	if h, busy := s.Handler[x.Contract]; busy {
+		return violate(EOneHandler, "contract %s is being processed by %s", x.Contract, h)
+	}
+	if x.Boundary != t.Boundary {
+		return violate(EBoundaryOverlap, "delegation boundary %q differs from the planned %q", x.Boundary, t.Boundary)
+	}
+	if p.Depth+1 > s.Policy.MaxDepth {
+		return violate(EDepth, "child of %s would have depth %d > max_depth %d", x.Parent, p.Depth+1, s.Policy.MaxDepth)
+	}
+	if x.Attempt == "" || s.Attempt[x.Attempt] != nil {
+		return violate(EAttempt, "delegation needs a new attempt id, got %q", x.Attempt)
+	}
+	existing := s.Inst[x.Child]
+	switch t.Status {
+	case TaskPending:
+		if existing != nil {
+			return violate(EParent, "instance id %q is taken", x.Child)
+		}
+	case TaskRetry:
+		if x.Child != t.Assignee {
+			return violate(EParent, "a retry goes to %s, not %s", t.Assignee, x.Child)
+		}
+	case TaskReassign:
+		if existing != nil || x.Child == t.Assignee {
+			return violate(EParent, "a reassignment needs a fresh instance, not %q", x.Child)
+		}
+	case TaskAccepted:
+		return violate(EAcceptTwice, "task %s is already accepted", x.Task)
+	default:
+		return violate(EOneHandler, "task %s is %s and cannot be delegated", x.Task, t.Status)
+	}
+	if existing != nil && existing.Parent != x.Parent {
+		return violate(EParent, "%s already has parent %s", x.Child, existing.Parent)
+	}
+	return nil
+}
+
+func guardToolStarted(s *State, x *ToolCallStarted) error {
+	in := s.Inst[x.Instance]
+	if err := live(s, x.Instance); err != nil {
+		return err
+	}
+	if s.RunningChildren(x.Instance) > 0 {
+		return violate(EFrozen, "%s calls %s while its children run", x.Instance, x.Tool)
+	}
+	if in.Mode == Idle || in.Mode == Delegate {
+		return violate(EOneMode, "%s calls %s in mode %q", x.Instance, x.Tool, in.Mode)
+	}
+	return writesInside(in, x.Writes)
+}
+
+func writesInside(in *Instance, writes []string) error {
+	for _, w := range writes {
+		if !cleanRel(w) || !strictlyInside(w, in.Boundary) {
+			return violate(EBoundaryWrite, "%s may write only inside %q, not %q", in.ID, in.Boundary, w)
+		}
+	}
+	return nil
+}
+
+func guardEvidence(s *State, x *EvidenceSubmitted) error {
+	a, err := runningAttempt(s, x.Instance, x.Attempt)
+	if err != nil {
+		return err
+	}
+	in := s.Inst[x.Instance]
+	c := s.Contract[in.Contract]
+	if err := contract.Bound(c, x.Evidence); err != nil {
+		return violate(EEvidenceUnbound, "%s attempt %s: %v", x.Instance, a.ID, err)
+	}
+	switch in.Mode {
+	case Build:
+	case Supervise:
+		if in.Plan == nil || !s.AllAccepted(in.ID) {
+			return violate(EChildrenOpen, "%s submits before every task of its plan is accepted", in.ID)
+		}
+	default:
+		return violate(EOneMode, "%s submits evidence in mode %q", in.ID, in.Mode)
+	}
+	return nil
+}
+
+func guardVerdict(s *State, x *Verdict) error {
+	child := s.Inst[x.Child]
+	if child == nil {
+		return violate(EParent, "verdict on unknown instance %q", x.Child)
+	}
+	if x.By != child.Parent {
+		return violate(EAcceptNotParent, "%s gave a verdict on %s, whose parent is %s", x.By, x.Child, child.Parent)
+	}
+	p := s.Inst[x.By]
+	if p.Mode != Supervise {
+		return violate(EOneMode, "%s gives a verdict in mode %q", x.By, p.Mode)
+	}
+	t := p.Tasks[x.Task]
+	if t == nil || t.Assignee != x.Child {
+		return violate(EAttempt, "task %q of %s is not held by %s", x.Task, x.By, x.Child)
+	}
+	if t.Status == TaskAccepted {
+		return violate(EAcceptTwice, "task %s is already accepted", x.Task)
+	}
+	a := s.Attempt[x.Attempt]
+	if a == nil || a.Owner != x.Child || a.Status != AttemptSubmitted || a.Evidence == nil {
+		return violate(EAttempt, "attempt %q of %s has no evidence awaiting a verdict", x.Attempt, x.Child)
+	}
+	sat := contract.Sat(s.Contract[t.Contract], *a.Evidence)
+	switch x.Verdict {
+	case policy.Accept:
+		if !sat {
+			return violate(EAcceptUnsat, "%s would accept %s's evidence, but checks %v fail", x.By, x.Child, contract.Failed(*a.Evidence))
+		}
+	case policy.Reject:
+		if sat {
+			return violate(EVerdict, "%s would reject evidence that satisfies its contract", x.By)
+		}
+	default:
+		return violate(EEvent, "unknown verdict %q", x.Verdict)
+	}
+	return nil
+}
+
+// DecisionTally is the tally r sees for task t of instance p.
+func (s *State) DecisionTally(p *Instance, t *Task) policy.Tally {
+	tl := t.Tally
+	tl.Replans = p.Replans
+	tl.TokensUsed = int64(s.Usage.Total())
+	return tl
+}
+
+func guardDecision(s *State, x *Decision) error {
+	p := s.Inst[x.By]
+	if p == nil {
+		return violate(EParent, "decision by unknown instance %q", x.By)
+	}
+	if p.Mode != Supervise {
+		return violate(EOneMode, "%s decides in mode %q", x.By, p.Mode)
+	}
+	t := p.Tasks[x.Task]
+	if t == nil || !t.Status.AwaitsDecision() {
+		return violate(EDecision, "no decision is due for task %q of %s", x.Task, x.By)
+	}
+	if want := s.Decide(x.By, x.Task, x.Risk); x.Action != want {
+		return violate(EDecision, "task %s: the policy decides %s, not %s", x.Task, want, x.Action)
+	}
+	return nil
+}
+
+// Decide is r(c,e,p) for task of instance by, as the Guard will check it.
+// An interruption is the host's fault, not the work's: it resumes the same
+// instance without spending a retry. The session cannot replan: its tasks
+// are the discussion's contracts.
+func (s *State) Decide(by, task string, risk float64) policy.Action {
+	p := s.Inst[by]
+	t := p.Tasks[task]
+	if t.Status == TaskInterrupted {
+		return policy.Retry
+	}
+	pol := s.Policy
+	if by == Session {
+		pol.Permissions.Replan = false
+	}
+	return policy.R(s.DecisionTally(p, t), risk, pol)
+}
+
+func guardMerged(s *State, x *Merged) error {
+	in := s.Inst[x.Instance]
+	if in == nil {
+		return violate(EParent, "unknown instance %q", x.Instance)
+	}
+	if in.Mode != Supervise {
+		return violate(EOneMode, "%s merges in mode %q", x.Instance, in.Mode)
+	}
+	if !s.AllAccepted(x.Instance) {
+		return violate(EChildrenOpen, "%s merges before every task is accepted", x.Instance)
+	}
+	for _, f := range x.Files {
+		if err := writesInside(in, []string{f.To}); err != nil {
+			return err
+		}
+		from := false
+		for _, t := range in.Tasks {
+			if strictlyInside(f.From, t.Boundary) && cleanRel(f.From) {
+				from = true
+			}
+		}
+		if !from {
+			return violate(EBoundaryWrite, "%s promotes %q, which is in no accepted child's boundary", x.Instance, f.From)
+		}
+	}
+	return nil
+}
+
+func live(s *State, id string) error {
+	in := s.Inst[id]
+	if in == nil {
+		return violate(EParent, "unknown instance %q", id)
+	}
+	if in.Retired {
+		return violate(EParent, "instance %s was retired", id)
+	}
+	return nil
+}
+
+func runningAttempt(s *State, inst, attempt string) (*Attempt, error) {
+	if err := live(s, inst); err != nil {
+		return nil, err
+	}
+	a := s.Attempt[attempt]
+	if a == nil || a.Owner != inst || a.Status != AttemptRunning {
+		return nil, violate(EAttempt, "%q is not a running attempt of %s", attempt, inst)
+	}
+	if cur := s.CurrentAttempt(inst); cur == nil || cur.ID != attempt {
+		return nil, violate(EAttempt, "%q is not the current attempt of %s", attempt, inst)
+	}
+	return a, nil
+}
+
+// cleanRel reports whether p is a clean, relative, slash-separated path
+// without "..": the only form a boundary or a recorded write may take.
+func cleanRel(p string) bool {
+	if p == "" || strings.HasPrefix(p, "/") || strings.Contains(p, "\\") || path.Clean(p) != p || p == "." {
+		return false
+	}
+	return !slices.Contains(strings.Split(p, "/"), "..")
+}
+
+// within reports whether p is dir or inside it, comparing whole segments
+// ("work/ab" is not inside "work/a").
+func within(p, dir string) bool { return p == dir || strings.HasPrefix(p, dir+"/") }
+
+func strictlyInside(p, dir string) bool { return strings.HasPrefix(p, dir+"/") }
