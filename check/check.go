@@ -11,7 +11,6 @@
 package check
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"errors"
@@ -80,8 +79,9 @@ func (o Options) withDefaults() Options {
 // result per check, in order, bound to c.ID, with the folder's files as
 // artifacts (listed before any script runs, so they are what was handed
 // in). It never panics. A contract whose id does not match its content was
-// changed after it was made; none of its checks is evaluated and every
-// result is an error, so its evidence cannot satisfy it.
+// changed after it was made (or never had an id); none of its checks is
+// evaluated and every result is an error, so its evidence cannot satisfy
+// it.
 func Evaluate(ctx context.Context, c contract.Contract, dir string, opt Options) contract.Evidence {
 	opt = opt.withDefaults()
 	e := contract.Evidence{
@@ -89,7 +89,13 @@ func Evaluate(ctx context.Context, c contract.Contract, dir string, opt Options)
 		Results:    make([]contract.Result, len(c.Checks)),
 		Artifacts:  Artifacts(dir),
 	}
-	tampered := !c.IDValid()
+	var refused string
+	switch {
+	case c.ID == "":
+		refused = "the contract has no id; make contracts with contract.New or contract.Parse"
+	case !c.IDValid():
+		refused = "the contract's id does not match its content: it was changed after it was made, so its checks are not evaluated"
+	}
 	f, ferr := openFolder(dir)
 	if f != nil {
 		defer f.root.Close()
@@ -97,8 +103,8 @@ func Evaluate(ctx context.Context, c contract.Contract, dir string, opt Options)
 	for i, ch := range c.Checks {
 		var r contract.Result
 		switch {
-		case tampered:
-			r.Err = "the contract's id does not match its content: it was changed after it was made, so its checks are not evaluated"
+		case refused != "":
+			r.Err = refused
 		case ctx.Err() != nil:
 			r.Err = "not evaluated: " + context.Cause(ctx).Error()
 		default:
@@ -383,12 +389,11 @@ func fileMinLines(ctx context.Context, f *folder, ch contract.Check) contract.Re
 	var lines int64
 	last := byte('\n')
 	buf := make([]byte, 64<<10)
-	r := bufio.NewReaderSize(fh, len(buf))
 	for {
 		if err := ctx.Err(); err != nil {
 			return failed("not finished: %v", context.Cause(ctx))
 		}
-		n, err := r.Read(buf)
+		n, err := fh.Read(buf)
 		if n > 0 {
 			lines += int64(bytes.Count(buf[:n], []byte{'\n'}))
 			last = buf[n-1]

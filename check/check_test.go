@@ -245,6 +245,10 @@ func TestEvaluateTamperedContract(t *testing.T) {
 	if contract.Sat(c, e) {
 		t.Fatal("a tampered contract was satisfied")
 	}
+	unaddressed := contract.Contract{Intent: "x", Checks: c.Checks}
+	if r := Evaluate(context.Background(), unaddressed, dir, Options{}).Results[0]; !strings.Contains(r.Err, "has no id") {
+		t.Fatalf("%+v", r)
+	}
 }
 
 func TestEvaluateRubric(t *testing.T) {

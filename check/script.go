@@ -160,10 +160,11 @@ func withOutput(status, output string) string {
 	return status + "; output ends:\n" + output
 }
 
-// tail keeps the last max bytes written to it.
+// tail keeps the last max bytes of what it drains.
 type tail struct {
-	max int
-	buf []byte
+	max     int
+	buf     []byte
+	dropped bool // output before buf was discarded
 }
 
 // drain reads r to its end (or first error), keeping the tail.
@@ -174,6 +175,7 @@ func (t *tail) drain(r io.Reader) {
 		t.buf = append(t.buf, chunk[:n]...)
 		if len(t.buf) > 4*t.max {
 			t.buf = append(t.buf[:0], t.buf[len(t.buf)-t.max:]...)
+			t.dropped = true
 		}
 		if err != nil {
 			return
@@ -185,8 +187,8 @@ func (t *tail) drain(r io.Reader) {
 // boundary, invalid UTF-8 replaced, surrounding blank lines trimmed.
 func (t *tail) String() string {
 	b := t.buf
-	cut := len(b) > t.max
-	if cut {
+	cut := t.dropped || len(b) > t.max
+	if len(b) > t.max {
 		b = b[len(b)-t.max:]
 		for i := 0; i < 3 && len(b) > 0 && b[0]&0xC0 == 0x80; i++ {
 			b = b[1:]

@@ -50,7 +50,7 @@ func LookupField(doc []byte, field string) (ok bool, reason string, err error) {
 		next, found := l.get(node, seg, 0)
 		if !found {
 			if i == 0 {
-				return false, fmt.Sprintf("%s is not there", seg), nil
+				return false, fmt.Sprintf("the document has no key %s", seg), nil
 			}
 			return false, fmt.Sprintf("%s has no key %s", at, seg), nil
 		}

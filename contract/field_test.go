@@ -41,13 +41,13 @@ alias: *base
 		{"report.empty", true, ""},    // and ""
 		{"report.list", true, ""},
 		{"2024.q3", true, ""},
-		{"derived.region", true, ""},    // own key over the merged one
-		{"derived.tags.a", true, ""},    // through a merge key
-		{"alias.region", true, ""},      // through an alias
+		{"derived.region", true, ""}, // its own key, beside a merge key
+		{"derived.tags.a", true, ""}, // through a merge key
+		{"alias.region", true, ""},   // through an alias
 		{"report.missing", false, "report.missing is empty (null)"},
 		{"report.nothing", false, "report.nothing is empty (null)"},
 		{"report.absent", false, "report has no key absent"},
-		{"absent", false, "absent is not there"},
+		{"absent", false, "the document has no key absent"},
 		{"report.owner.name", false, "report.owner is text, not a mapping"},
 		{"report.list.0", false, "report.list is a list, not a mapping"},
 	} {
@@ -93,4 +93,26 @@ func TestLookupFieldAliasBomb(t *testing.T) {
 	if err != nil || !ok {
 		t.Fatalf("ok=%v err=%v", ok, err)
 	}
+}
+
+// A block mapping with very many keys is refused before parsing (the
+// parser is quadratic in them); a long list of small mappings is not.
+func TestLookupFieldWideMapping(t *testing.T) {
+	var wide, long strings.Builder
+	for i := range maxMappingKeys + 1 {
+		fmt.Fprintf(&wide, "k%d: v\n", i)
+		fmt.Fprintf(&long, "- id: %d\n  name: n\n", i)
+	}
+	ok, _, err := LookupField([]byte(wide.String()), "k1")
+	if ok || err == nil || !strings.Contains(err.Error(), "more than 20000 keys") {
+		t.Fatalf("ok=%v err=%v", ok, err)
+	}
+	ok, why, err := LookupField([]byte("meta:\n  items:\n"+indent(long.String(), "    ")+"  owner: Ada\n"), "meta.owner")
+	if !ok || err != nil {
+		t.Fatalf("a long list was refused: %v %s %v", ok, why, err)
+	}
+}
+
+func indent(s, by string) string {
+	return by + strings.ReplaceAll(strings.TrimSuffix(s, "\n"), "\n", "\n"+by) + "\n"
 }

@@ -10,8 +10,9 @@ import (
 )
 
 // AllowedInterpreters are the programs a script check may name. A script is
-// always run as `interpreter script args...` and never through a shell, so
-// this list is the whole of what a contract can execute.
+// always started as `interpreter script args...`, never through a shell, so
+// a contract cannot smuggle a command line into a check; which program
+// starts is always one of these.
 var AllowedInterpreters = []string{"python3", "bash", "sh", "node", "perl"}
 
 // MaxTimeoutSec is the largest timeout_sec a script check may ask for.

@@ -1,6 +1,7 @@
 package contract
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"math"
@@ -23,6 +24,14 @@ const MaxContractBytes = 1 << 20
 // depth, so a file of a few megabytes of "[" would otherwise stall the
 // harness or exhaust the stack, which no recover can catch.
 const maxYAMLDepth = 1000
+
+// maxMappingKeys bounds the keys of one block mapping. The parser handles
+// each further key of a block mapping by recursing and copying all the
+// keys after it, so time grows with the square of the count (20000 keys
+// take about a second) and stack with the count itself; a data file with a
+// few million keys would otherwise stall for hours or crash the process.
+// Sequences and flow mappings do not have this problem.
+const maxMappingKeys = 20000
 
 // ParseError is an error in a contract file, positioned for people and
 // editors: "name:LINE:COL: message".
@@ -110,6 +119,9 @@ func parseDocuments(data []byte) (bodies []ast.Node, perr *posError) {
 	if line, ok := tooDeep(data, maxYAMLDepth); ok {
 		return nil, errAt(pos{line, 1}, "nested more than %d levels deep", maxYAMLDepth)
 	}
+	if line, ok := tooWide(data, maxMappingKeys); ok {
+		return nil, errAt(pos{line, 1}, "a mapping has more than %d keys, too many to read", maxMappingKeys)
+	}
 	defer func() {
 		// The parser is third-party code fed with untrusted text; a bug in
 		// it must become an error, not take the harness down.
@@ -179,6 +191,48 @@ func tooDeep(data []byte, limit int) (int, bool) {
 		}
 		if flow > limit || lead > 2*limit {
 			return line, true
+		}
+	}
+	return 0, false
+}
+
+// tooWide estimates from the raw text whether a block mapping holds more
+// than limit keys and returns the line where it does. It counts lines that
+// look like "key: value" per indentation under the same parent, so it
+// over-approximates (a literal block of such lines counts too), which only
+// matters for absurd files.
+func tooWide(data []byte, limit int) (int, bool) {
+	counts := map[int]int{} // indentation -> keys seen there under the current parent
+	line := 0
+	for raw := range bytes.SplitSeq(data, []byte{'\n'}) {
+		line++
+		rest := bytes.TrimRight(raw, " \r")
+		indent := 0
+		for indent < len(rest) && rest[indent] == ' ' {
+			indent++
+		}
+		rest = rest[indent:]
+		if len(rest) == 0 || rest[0] == '#' {
+			continue
+		}
+		// Anything deeper than this line belonged to a parent that ended.
+		for d := range counts {
+			if d > indent {
+				delete(counts, d)
+			}
+		}
+		// "- key: v" starts a new item, whose keys form a new mapping
+		// indented past the dash.
+		for len(rest) >= 2 && rest[0] == '-' && rest[1] == ' ' {
+			indent += 2
+			rest = rest[2:]
+			delete(counts, indent)
+		}
+		if bytes.Contains(rest, []byte(": ")) || bytes.HasSuffix(rest, []byte(":")) {
+			counts[indent]++
+			if counts[indent] > limit {
+				return line, true
+			}
 		}
 	}
 	return 0, false
@@ -638,7 +692,7 @@ func plainSafe(s string) bool {
 		return false
 	}
 	for i, r := range s {
-		letter := r == '_' || (r < utf8.RuneSelf && ('a' <= r|0x20 && r|0x20 <= 'z')) || (r >= utf8.RuneSelf && isLetter(r))
+		letter := r == '_' || (r < utf8.RuneSelf && ('a' <= r|0x20 && r|0x20 <= 'z')) || (r >= utf8.RuneSelf && unicode.IsLetter(r))
 		if i == 0 {
 			if !letter {
 				return false
@@ -679,8 +733,6 @@ func literalSafe(s string) bool {
 	}
 	return true
 }
-
-func isLetter(r rune) bool { return unicode.IsLetter(r) }
 
 // isPrint is unicode.IsPrint: graphic characters and the ASCII space. Any
 // other space, control or format character is escaped by quote.

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/fractal-harness/fractal/contract"
@@ -166,6 +167,11 @@ func (e *Engine) supervise(ctx context.Context, id, attempt string) ([]string, e
 		for _, c := range orphans {
 			e.launch(ctx, c)
 		}
+		if id == state.Session {
+			if qs := e.raised(); len(qs) > 0 {
+				return qs, nil
+			}
+		}
 		if len(verdicts) > 0 || (len(decisions) > 0 && !needPlan) {
 			if err := e.enter(id, state.Supervise); err != nil {
 				return nil, err
@@ -259,8 +265,18 @@ func question(s *state.State, in *state.Instance, t *state.Task) string {
 func (e *Engine) raise(qs []string) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	e.questions = append(e.questions, qs...)
+	for _, q := range qs {
+		if !slices.Contains(e.questions, q) {
+			e.questions = append(e.questions, q)
+		}
+	}
 	e.wakeLocked(state.Session)
+}
+
+func (e *Engine) raised() []string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return slices.Clone(e.questions)
 }
 
 // delegation builds the delegated event for a ready task: a retry goes to
@@ -379,6 +395,11 @@ func (e *Engine) aggregate(ctx context.Context, id, attempt string) error {
 			return fmt.Errorf("merge: %w", err)
 		}
 	}
+	for _, f := range files {
+		if err := syncFile(filepath.Join(e.dir, filepath.FromSlash(f.To))); err != nil {
+			return fmt.Errorf("make the merge durable: %w", err)
+		}
+	}
 	ev := e.evaluate(ctx, id, c, bound)
 	if ctx.Err() != nil {
 		return errStopped
@@ -391,9 +412,7 @@ func (e *Engine) aggregate(ctx context.Context, id, attempt string) error {
 func (e *Engine) superviseSession(ctx context.Context) (Result, error) {
 	asked, err := e.supervise(ctx, state.Session, "")
 	if errors.Is(err, errStopped) {
-		e.mu.Lock()
-		asked = append(asked, e.questions...)
-		e.mu.Unlock()
+		asked = e.raised()
 		if len(asked) == 0 {
 			if e.failed() != nil {
 				return Result{}, e.failed()

@@ -39,6 +39,9 @@ func (e *Engine) callModel(ctx context.Context, id string, role model.Role, req 
 	cctx, cancel := context.WithTimeout(ctx, timeout)
 	resp, err := e.cfg.Models(role).Generate(cctx, req)
 	cancel()
+	for i := range resp.ToolCalls {
+		resp.ToolCalls[i].Sanitize()
+	}
 	<-e.pool
 	if ctx.Err() != nil {
 		return model.Response{}, errStopped
@@ -49,11 +52,11 @@ func (e *Engine) callModel(ctx context.Context, id string, role model.Role, req 
 		fin.Usage = model.Usage{}
 	}
 	if !e.cfg.NoTranscripts {
-		p, sum, terr := e.transcript(call, req, resp, err)
+		off, sum, terr := e.transcript(call, req, resp, err)
 		if terr != nil {
 			return model.Response{}, terr
 		}
-		fin.Transcript, fin.SHA256 = p, sum
+		fin.Transcript, fin.Offset, fin.SHA256 = TranscriptsFile, off, sum
 	}
 	if nerr := e.note(state.Event{Type: state.TModelCallFinished, ModelCallFinished: fin}); nerr != nil {
 		return model.Response{}, nerr
@@ -64,31 +67,45 @@ func (e *Engine) callModel(ctx context.Context, id string, role model.Role, req 
 	return resp, nil
 }
 
-// transcript keeps the request and answer of a call under transcripts/, so
-// a run can be read, and later replayed, exactly.
-func (e *Engine) transcript(call string, req model.Request, resp model.Response, callErr error) (string, string, error) {
+// transcript appends the request and answer of a call, one JSON line, to
+// transcripts.jsonl, so a run can be read, and later replayed, exactly. One
+// append-only file instead of a file per call: creating files is the
+// costliest thing a turn would otherwise do.
+func (e *Engine) transcript(call string, req model.Request, resp model.Response, callErr error) (int64, string, error) {
 	rec := struct {
+		Call     string         `json:"call"`
 		Request  model.Request  `json:"request"`
 		Response model.Response `json:"response"`
 		Error    string         `json:"error,omitempty"`
-	}{Request: req, Response: resp}
+	}{Call: call, Request: req, Response: resp}
 	if callErr != nil {
 		rec.Error = callErr.Error()
 	}
-	b, err := json.MarshalIndent(rec, "", "  ")
+	b, err := json.Marshal(rec)
 	if err != nil {
-		return "", "", err
-	}
-	rel := Transcripts + "/" + call + ".json"
-	abs := filepath.Join(e.dir, filepath.FromSlash(rel))
-	if err := os.MkdirAll(filepath.Dir(abs), 0o755); err != nil {
-		return "", "", err
-	}
-	if err := os.WriteFile(abs, b, 0o644); err != nil {
-		return "", "", err
+		return 0, "", err
 	}
 	sum := sha256.Sum256(b)
-	return rel, hex.EncodeToString(sum[:]), nil
+	e.txMu.Lock()
+	defer e.txMu.Unlock()
+	if e.tx == nil {
+		f, err := os.OpenFile(filepath.Join(e.dir, TranscriptsFile), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+		if err != nil {
+			return 0, "", fmt.Errorf("engine: transcripts: %w", err)
+		}
+		fi, err := f.Stat()
+		if err != nil {
+			f.Close()
+			return 0, "", err
+		}
+		e.tx, e.txEnd = f, fi.Size()
+	}
+	off := e.txEnd
+	if _, err := e.tx.Write(append(b, '\n')); err != nil {
+		return 0, "", fmt.Errorf("engine: transcripts: %w", err)
+	}
+	e.txEnd += int64(len(b)) + 1
+	return off, hex.EncodeToString(sum[:]), nil
 }
 
 // runTool runs one model tool call for instance id. The started event names
@@ -127,8 +144,9 @@ func (e *Engine) runTool(ctx context.Context, id string, role model.Role, reg *t
 		}
 		return fail("E-HOST", err.Error())
 	}
-	if len(writes) > 0 {
-		// A write must not happen unless its announcement is on disk.
+	if len(writes) > 0 && !idempotent(t, call.Args) {
+		// A write that cannot be repeated safely must not happen unless
+		// its announcement is on disk.
 		if err := p.Wait(ctx); err != nil {
 			return fail("E-HOST", err.Error())
 		}
@@ -198,4 +216,39 @@ func treeHash(dir string) (string, int, error) {
 		fmt.Fprintf(h, "%s\x00%s\n", x.p, x.sum)
 	}
 	return "tree-" + hex.EncodeToString(h.Sum(nil))[:16], len(ents), nil
+}
+
+func idempotent(t tool.Tool, args json.RawMessage) bool {
+	i, ok := t.(tool.Idempotent)
+	return ok && i.Idempotent(args)
+}
+
+// syncTree makes every file and folder under dir durable. Writes do not
+// fsync one by one; an attempt's work is made durable once, before its
+// evidence is submitted, so accepted work survives a power cut.
+func syncTree(dir string) error {
+	return filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if os.IsNotExist(err) {
+				return nil
+			}
+			return err
+		}
+		if !d.IsDir() && !d.Type().IsRegular() {
+			return nil
+		}
+		return syncFile(p)
+	})
+}
+
+func syncFile(p string) error {
+	f, err := os.Open(p)
+	if err != nil {
+		return err
+	}
+	serr := f.Sync()
+	if cerr := f.Close(); serr == nil {
+		serr = cerr
+	}
+	return serr
 }

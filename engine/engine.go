@@ -30,13 +30,13 @@ import (
 
 // File names inside a run folder.
 const (
-	EventsFile   = "events.jsonl"
-	SnapshotFile = "snapshot.json"
-	WorkDir      = "work"
-	InputsDir    = "inputs"
-	Transcripts  = "transcripts"
-	Deliverable  = "deliverable"
-	ContractsDir = "contracts"
+	EventsFile      = "events.jsonl"
+	SnapshotFile    = "snapshot.json"
+	WorkDir         = "work"
+	InputsDir       = "inputs"
+	TranscriptsFile = "transcripts.jsonl"
+	Deliverable     = "deliverable"
+	ContractsDir    = "contracts"
 )
 
 // Config is how a run is driven. Only Models is required.
@@ -81,6 +81,9 @@ type Engine struct {
 	fatal    error
 	cancel   context.CancelFunc
 	progress *progress
+	txMu     sync.Mutex // guards tx, txEnd
+	tx       *os.File
+	txEnd    int64
 	// questions raised by nested instances for the user (guarded by mu).
 	questions []string
 }
@@ -296,6 +299,12 @@ func (e *Engine) Close() error {
 		}
 		errs = append(errs, e.log.Close())
 	}
+	e.txMu.Lock()
+	if e.tx != nil {
+		errs = append(errs, e.tx.Close())
+		e.tx = nil
+	}
+	e.txMu.Unlock()
 	if e.lock != nil {
 		errs = append(errs, e.lock.Release())
 	}

@@ -122,6 +122,15 @@ func (ss *session) loop(ctx context.Context, host map[string]hostTool) error {
 		var results []model.ToolResult
 		finished := false
 		for _, call := range resp.ToolCalls {
+			if call.Invalid != "" {
+				corrections++
+				if corrections > maxCorrections {
+					return fmt.Errorf("%s: arguments were not valid JSON %d times", call.Name, corrections)
+				}
+				results = append(results, model.ToolResult{CallID: call.ID, IsError: true,
+					Content: fmt.Sprintf("E-ARGS: the arguments of %s are not valid JSON: %.200q. Send one JSON object matching the tool's schema.", call.Name, call.Invalid)})
+				continue
+			}
 			if h, ok := host[call.Name]; ok {
 				if finished {
 					results = append(results, model.ToolResult{CallID: call.ID, Content: "ignored: the session already ended", IsError: true})
@@ -212,6 +221,9 @@ func (e *Engine) build(ctx context.Context, id, attempt string) error {
 	}})
 	if err != nil {
 		return err
+	}
+	if err := syncTree(abs); err != nil {
+		return fmt.Errorf("make the work durable: %w", err)
 	}
 	ev := e.evaluate(ctx, id, c, in.Boundary)
 	if ctx.Err() != nil {

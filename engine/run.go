@@ -5,8 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"maps"
+	"os"
 	"path/filepath"
 	"slices"
 
@@ -162,14 +162,6 @@ func newEngine(dir string, cfg Config, log *journal.Log, lock *journal.RunLock, 
 	e.enqueued = log.End()
 	e.lines = log.Lines()
 	e.lastSnap = st.Seq
-	pool := st.Policy.Pool
-	if cfg.Pool > 0 {
-		pool = cfg.Pool
-	}
-	if pool < 1 {
-		pool = 1
-	}
-	e.pool = make(chan struct{}, pool)
 	e.calls.Store(st.Seq)
 	e.progress = &progress{w: cfg.Progress}
 	return e
@@ -319,6 +311,11 @@ func (e *Engine) Run(ctx context.Context) (Result, error) {
 	if fin != nil {
 		return Result{Stage: fin.Status, Reason: fin.Reason, Deliverable: fin.Deliverable}, nil
 	}
+	pool := e.cfg.Pool
+	if pool <= 0 {
+		e.view(func(s *state.State) { pool = s.Policy.Pool })
+	}
+	e.pool = make(chan struct{}, max(pool, 1))
 	if err := e.recover(ctx); err != nil {
 		return Result{}, err
 	}

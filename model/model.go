@@ -47,6 +47,22 @@ type ToolCall struct {
 	ID   string          `json:"id"`
 	Name string          `json:"name"`
 	Args json.RawMessage `json:"args"`
+	// Invalid holds the argument text when it was not valid JSON; Args is
+	// then "{}". The host answers such a call with an error the model can
+	// correct instead of running it.
+	Invalid string `json:"invalid,omitempty"`
+}
+
+// Sanitize moves argument text that is not valid JSON into Invalid, so
+// the call can be recorded, shown back to the model and refused cleanly.
+func (c *ToolCall) Sanitize() {
+	if len(c.Args) == 0 {
+		c.Args = json.RawMessage("{}")
+		return
+	}
+	if !json.Valid(c.Args) {
+		c.Invalid, c.Args = string(c.Args), json.RawMessage("{}")
+	}
 }
 
 // ToolResult answers one ToolCall.

@@ -232,7 +232,8 @@ type ModelCallFinished struct {
 	Role       model.Role  `json:"role"`
 	Usage      model.Usage `json:"usage"`
 	Model      string      `json:"model,omitempty"`
-	Transcript string      `json:"transcript,omitempty"` // run-relative path
+	Transcript string      `json:"transcript,omitempty"` // run-relative file holding the call's request and answer
+	Offset     int64       `json:"offset,omitempty"`     // byte offset of the call's line in Transcript
 	SHA256     string      `json:"sha256,omitempty"`
 	Err        string      `json:"error,omitempty"`
 }

@@ -101,3 +101,12 @@ func (r *Registry) Specs() []model.ToolSpec {
 	}
 	return out
 }
+
+// Idempotent, if a tool implements it, reports whether running a call with
+// these arguments twice leaves the world as running it once. The host waits
+// for a tool_call_started event to be durable before any other call that
+// writes, so that a crash can never leave an unrecorded, unrepeatable
+// effect; an idempotent call is simply redone by the retried attempt.
+type Idempotent interface {
+	Idempotent(args json.RawMessage) bool
+}

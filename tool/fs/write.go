@@ -143,15 +143,13 @@ func appendTo(root *os.Root, name, content string) error {
 		f.Close()
 		return err
 	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
 	return f.Close()
 }
 
 // replace writes content to a temporary file beside name and renames it
 // over name, so a crash or a concurrent reader never sees half a file.
+// It does not fsync: the host makes an attempt's files durable once, when
+// the attempt submits its evidence, instead of at every write.
 func replace(root *os.Root, name, content string, perm iofs.FileMode, keepMode bool) error {
 	dir, base := path.Split(name)
 	if len(base) > 100 {
@@ -163,9 +161,6 @@ func replace(root *os.Root, name, content string, perm iofs.FileMode, keepMode b
 		return err
 	}
 	_, err = f.WriteString(content)
-	if err == nil {
-		err = f.Sync()
-	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
@@ -178,22 +173,15 @@ func replace(root *os.Root, name, content string, perm iofs.FileMode, keepMode b
 	}
 	if err != nil {
 		root.Remove(tmp)
-		return err
 	}
-	syncDir(root, dir)
-	return nil
+	return err
 }
 
-// syncDir makes a rename durable. Best effort: some file systems refuse to
-// sync a folder, and the file's own data is already synced.
-func syncDir(root *os.Root, dir string) {
-	if dir == "" {
-		dir = "."
-	}
-	d, err := root.Open(dir)
-	if err != nil {
-		return
-	}
-	d.Sync()
-	d.Close()
+var _ tool.Idempotent = writeFile{}
+
+// Idempotent: replacing a file with the same content twice is the same as
+// once; appending is not.
+func (w writeFile) Idempotent(raw json.RawMessage) bool {
+	a, _, err := w.parse(raw)
+	return err == nil && !a.Append
 }

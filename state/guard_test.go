@@ -1,0 +1,330 @@
+package state
+
+import (
+	"errors"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/fractal-harness/fractal/contract"
+	"github.com/fractal-harness/fractal/model"
+	"github.com/fractal-harness/fractal/policy"
+)
+
+// scenario builds a State event by event through Step, so every fixture is
+// itself a journal the Guard accepts.
+type scenario struct {
+	t *testing.T
+	s *State
+}
+
+func (sc *scenario) ev(e Event) Event {
+	e.Seq, e.V = sc.s.Seq+1, Version
+	return e
+}
+
+func (e Event) payloadsCheck(t *testing.T) {
+	t.Helper()
+	if p := e.payloads(); len(p) != 1 || p[0] != e.Type {
+		t.Fatalf("fixture event %s has payloads %v", e.Type, p)
+	}
+}
+
+func (sc *scenario) step(e Event) {
+	sc.t.Helper()
+	e.payloadsCheck(sc.t)
+	if err := sc.s.Step(sc.ev(e)); err != nil {
+		sc.t.Fatalf("step %s: %v", e.Type, err)
+	}
+}
+
+// try proposes e and returns the Guard's verdict without applying it.
+func (sc *scenario) try(e Event) error { return Guard(sc.s, sc.ev(e)) }
+
+var (
+	cRoot = contract.New("root: write a.md and b.md", []contract.Check{{Kind: contract.FileExists, Path: "a/a.md"}, {Kind: contract.FileExists, Path: "b/b.md"}})
+	cA    = contract.New("part a", []contract.Check{{Kind: contract.FileExists, Path: "a.md"}})
+	cB    = contract.New("part b", []contract.Check{{Kind: contract.FileExists, Path: "b.md"}})
+)
+
+func mode(id string, m Mode) Event {
+	return Event{Type: TModeChanged, ModeChanged: &ModeChanged{Instance: id, To: m}}
+}
+
+func register(c contract.Contract, src Source, by string) Event {
+	return Event{Type: TContractRegistered, ContractRegistered: &ContractRegistered{Contract: c, Source: src, By: by}}
+}
+
+func delegate(parent, task, child, cid, boundary, attempt string) Event {
+	return Event{Type: TDelegated, Delegated: &Delegated{Parent: parent, Task: task, Child: child, Contract: cid, Boundary: boundary, Attempt: attempt}}
+}
+
+func evidence(inst, attempt string, c contract.Contract, pass bool) Event {
+	e := contract.Evidence{ContractID: c.ID}
+	for i := range c.Checks {
+		e.Results = append(e.Results, contract.Result{Check: i, Pass: pass})
+	}
+	return Event{Type: TEvidenceSubmitted, EvidenceSubmitted: &EvidenceSubmitted{Instance: inst, Attempt: attempt, Evidence: e}}
+}
+
+func verdict(by, child, task, attempt string, v policy.Verdict) Event {
+	return Event{Type: TVerdict, Verdict: &Verdict{By: by, Child: child, Task: task, Attempt: attempt, Verdict: v}}
+}
+
+// started returns a run whose root instance "r" holds cRoot and has
+// planned tasks a and b (b after a), delegated a, and sits in supervise.
+func started(t *testing.T, pol policy.Policy) *scenario {
+	sc := &scenario{t: t, s: New()}
+	sc.step(Event{Type: TRunStarted, RunStarted: &RunStarted{RunID: "t", Policy: pol, Model: "script", Boundary: "work"}})
+	sc.step(register(cRoot, FromDiscussion, Session))
+	sc.step(Event{Type: TPlanRecorded, PlanRecorded: &PlanRecorded{Instance: Session, Tasks: []PlanTask{{ID: "r", ContractID: cRoot.ID, Boundary: "work/r"}}}})
+	sc.step(mode(Session, Delegate))
+	sc.step(delegate(Session, "r", "r", cRoot.ID, "work/r", "r#1"))
+	sc.step(mode(Session, Idle))
+	sc.step(mode(Session, Supervise))
+	sc.step(mode("r", Plan))
+	sc.step(register(cA, FromDecomposition, "r"))
+	sc.step(register(cB, FromDecomposition, "r"))
+	sc.step(Event{Type: TPlanRecorded, PlanRecorded: &PlanRecorded{Instance: "r",
+		Tasks:    []PlanTask{{ID: "a", ContractID: cA.ID, Boundary: "work/r/a"}, {ID: "b", ContractID: cB.ID, Boundary: "work/r/b", Deps: []string{"a"}}},
+		CheckMap: []CheckLink{{ParentCheck: 0, Task: "a", ChildCheck: 0}, {ParentCheck: 1, Task: "b", ChildCheck: 0}}}})
+	sc.step(mode("r", Idle))
+	sc.step(mode("r", Delegate))
+	sc.step(delegate("r", "a", "r/a", cA.ID, "work/r/a", "r/a#1"))
+	sc.step(mode("r", Idle))
+	sc.step(mode("r", Supervise))
+	sc.step(mode("r/a", Build))
+	return sc
+}
+
+func wantCode(t *testing.T, err error, code Code) {
+	t.Helper()
+	var v *Violation
+	if !errors.As(err, &v) {
+		t.Fatalf("want %s, got %v", code, err)
+	}
+	if v.Code != code {
+		t.Fatalf("want %s, got %s: %s", code, v.Code, v.Detail)
+	}
+}
+
+// F-D12: every code of the catalogue is shown refusing the event it names.
+func TestGuardCodes(t *testing.T) {
+	pol := policy.Default()
+	cases := []struct {
+		code  Code
+		setup func(sc *scenario)
+		event Event
+	}{
+		{EEvent, nil, Event{Type: TModeChanged, ModelCallStarted: &ModelCallStarted{Instance: "r"}}},
+		{ERun, nil, Event{Type: TRunStarted, RunStarted: &RunStarted{RunID: "again", Policy: pol, Boundary: "work"}}},
+		{EFinished, func(sc *scenario) {
+			sc.step(Event{Type: TRunFinished, RunFinished: &RunFinished{Status: StageFailed}})
+		}, mode("r/a", Idle)},
+		{EStage, nil, Event{Type: TStageChanged, StageChanged: &StageChanged{From: StageRunning, To: StageDone}}},
+		// I-Contract, F-T4: an edited contract keeps its old id.
+		{EContractMutate, nil, register(contract.Contract{ID: cA.ID, Intent: "part a, but more", Checks: cA.Checks}, FromDiscussion, Session)},
+		{EContractUnknown, func(sc *scenario) { sc.step(mode("r/a", Idle)); sc.step(mode("r/a", Plan)) },
+			Event{Type: TPlanRecorded, PlanRecorded: &PlanRecorded{Instance: "r/a", Tasks: []PlanTask{{ID: "x", ContractID: "c-0000000000000000", Boundary: "work/r/a/x"}}}}},
+		// F-A2: a contract from nowhere.
+		{EContractSource, nil, register(contract.New("smuggled", cA.Checks), FromDecomposition, "r/a")},
+		// I-Evidence.
+		{EEvidenceUnbound, nil, evidence("r/a", "r/a#1", cB, true)},
+		// I-Parent: no instance without an existing parent.
+		{EParent, nil, delegate("ghost", "b", "ghost/b", cB.ID, "work/r/b", "ghost/b#1")},
+		// I-Boundary, F-A3: "work/r/ab" is not inside "work/r/a".
+		{EBoundaryWrite, nil, Event{Type: TToolCallStarted, ToolCallStarted: &ToolCallStarted{Instance: "r/a", Call: "t1", Tool: "write_file", Writes: []string{"work/r/ab/x.md"}}}},
+		{EBoundaryOverlap, func(sc *scenario) { sc.step(mode("r/a", Idle)); sc.step(mode("r/a", Plan)); sc.step(register(contract.New("x", cA.Checks), FromDecomposition, "r/a")) },
+			Event{Type: TPlanRecorded, PlanRecorded: &PlanRecorded{Instance: "r/a", Tasks: []PlanTask{{ID: "x", ContractID: contract.New("x", cA.Checks).ID, Boundary: "work/r/b/x"}}, AfterMerge: []int{0}}}},
+		// I-OneMode.
+		{EOneMode, nil, mode("r/a", Plan)},
+		// I-OneHandler: r/a is processing cA.
+		{EOneHandler, func(sc *scenario) { sc.step(mode("r/a", Idle)); sc.step(mode("r/a", Plan)) },
+			Event{Type: TPlanRecorded, PlanRecorded: &PlanRecorded{Instance: "r/a", Tasks: []PlanTask{{ID: "x", ContractID: cA.ID, Boundary: "work/r/a/x"}}, AfterMerge: []int{0}}}},
+		{EDAGCycle, func(sc *scenario) {
+			sc.step(mode("r/a", Idle))
+			sc.step(mode("r/a", Plan))
+			sc.step(register(contract.New("x", cA.Checks), FromDecomposition, "r/a"))
+			sc.step(register(contract.New("y", cA.Checks), FromDecomposition, "r/a"))
+		}, Event{Type: TPlanRecorded, PlanRecorded: &PlanRecorded{Instance: "r/a", AfterMerge: []int{0}, Tasks: []PlanTask{
+			{ID: "x", ContractID: contract.New("x", cA.Checks).ID, Boundary: "work/r/a/x", Deps: []string{"y"}},
+			{ID: "y", ContractID: contract.New("y", cA.Checks).ID, Boundary: "work/r/a/y", Deps: []string{"x"}}}}}},
+		{ECheckMap, func(sc *scenario) {
+			sc.step(mode("r/a", Idle))
+			sc.step(mode("r/a", Plan))
+			sc.step(register(contract.New("x", cA.Checks), FromDecomposition, "r/a"))
+		}, Event{Type: TPlanRecorded, PlanRecorded: &PlanRecorded{Instance: "r/a", Tasks: []PlanTask{{ID: "x", ContractID: contract.New("x", cA.Checks).ID, Boundary: "work/r/a/x"}}}}},
+		// F-D9 rule 1: b depends on a, which is not accepted.
+		{EPredecessor, func(sc *scenario) { sc.step(mode("r", Idle)); sc.step(mode("r", Delegate)) },
+			delegate("r", "b", "r/b", cB.ID, "work/r/b", "r/b#1")},
+		// F-D9 rule 3: the parent is frozen while r/a runs.
+		{EFrozen, nil, Event{Type: TToolCallStarted, ToolCallStarted: &ToolCallStarted{Instance: "r", Call: "t1", Tool: "read_file"}}},
+		{EAttempt, nil, evidence("r/a", "r/a#7", cA, true)},
+		// F-T3: only the parent accepts.
+		{EAcceptNotParent, func(sc *scenario) { sc.step(evidence("r/a", "r/a#1", cA, true)) },
+			verdict(Session, "r/a", "a", "r/a#1", policy.Accept)},
+		// F-D3: no acceptance without sat.
+		{EAcceptUnsat, func(sc *scenario) { sc.step(evidence("r/a", "r/a#1", cA, false)) },
+			verdict("r", "r/a", "a", "r/a#1", policy.Accept)},
+		{EAcceptTwice, func(sc *scenario) {
+			sc.step(evidence("r/a", "r/a#1", cA, true))
+			sc.step(verdict("r", "r/a", "a", "r/a#1", policy.Accept))
+		}, verdict("r", "r/a", "a", "r/a#1", policy.Accept)},
+		{EVerdict, func(sc *scenario) { sc.step(evidence("r/a", "r/a#1", cA, true)) },
+			verdict("r", "r/a", "a", "r/a#1", policy.Reject)},
+		// F-D6: r is the policy's, not the supervisor's.
+		{EDecision, func(sc *scenario) {
+			sc.step(evidence("r/a", "r/a#1", cA, false))
+			sc.step(verdict("r", "r/a", "a", "r/a#1", policy.Reject))
+		}, Event{Type: TDecision, Decision: &Decision{By: "r", Task: "a", Action: policy.Reassign}}},
+		{EChildrenOpen, func(sc *scenario) {
+			sc.step(evidence("r/a", "r/a#1", cA, true))
+			sc.step(verdict("r", "r/a", "a", "r/a#1", policy.Accept))
+		}, evidence("r", "r#1", cRoot, true)},
+		{EBudget, func(sc *scenario) {
+			sc.step(Event{Type: TModelCallStarted, ModelCallStarted: &ModelCallStarted{Instance: "r/a", Call: "m1", Role: model.Worker}})
+			sc.step(Event{Type: TModelCallFinished, ModelCallFinished: &ModelCallFinished{Instance: "r/a", Call: "m1", Role: model.Worker, Usage: model.Usage{Input: int(pol.Budget.Tokens)}}})
+		}, Event{Type: TModelCallStarted, ModelCallStarted: &ModelCallStarted{Instance: "r/a", Call: "m2", Role: model.Worker}}},
+		{ENotDone, nil, Event{Type: TRunFinished, RunFinished: &RunFinished{Status: StageDone}}},
+	}
+	seen := map[Code]bool{}
+	for _, tc := range cases {
+		t.Run(string(tc.code), func(t *testing.T) {
+			sc := started(t, pol)
+			if tc.setup != nil {
+				tc.setup(sc)
+			}
+			before := sc.s.Seq
+			wantCode(t, sc.try(tc.event), tc.code)
+			if sc.s.Seq != before {
+				t.Fatal("Guard changed the state")
+			}
+		})
+		seen[tc.code] = true
+	}
+	// ESeq and EDepth have tests of their own below.
+	seen[ESeq], seen[EDepth] = true, true
+	for _, e := range Catalogue {
+		if !seen[e.Code] {
+			t.Errorf("code %s has no test", e.Code)
+		}
+	}
+}
+
+// E-SEQ: a removed or repeated journal line is caught on replay.
+func TestGuardSeq(t *testing.T) {
+	sc := started(t, policy.Default())
+	ev := sc.ev(mode("r/a", Idle))
+	ev.Seq += 2
+	wantCode(t, Guard(sc.s, ev), ESeq)
+	ev.Seq = sc.s.Seq
+	wantCode(t, Guard(sc.s, ev), ESeq)
+}
+
+// F-D7 / F-T5: depth is bounded by max_depth.
+func TestGuardDepth(t *testing.T) {
+	pol := policy.Default()
+	pol.MaxDepth = 1 // r/a (depth 1) may not delegate further
+	sc := started(t, pol)
+	sc.step(mode("r/a", Idle))
+	sc.step(mode("r/a", Plan))
+	x := contract.New("x", cA.Checks)
+	sc.step(register(x, FromDecomposition, "r/a"))
+	err := sc.try(Event{Type: TPlanRecorded, PlanRecorded: &PlanRecorded{Instance: "r/a", Tasks: []PlanTask{{ID: "x", ContractID: x.ID, Boundary: "work/r/a/x"}}, AfterMerge: []int{0}}})
+	wantCode(t, err, EDepth)
+}
+
+// F-D9, F-D6: a full cycle — reject, retry by policy, accept, then the
+// next task starts, the parent merges and submits, and the session accepts.
+func TestGuardHappyPathAndRetry(t *testing.T) {
+	sc := started(t, policy.Default())
+	sc.step(Event{Type: TToolCallStarted, ToolCallStarted: &ToolCallStarted{Instance: "r/a", Call: "t1", Tool: "write_file", Writes: []string{"work/r/a/a.md"}}})
+	sc.step(Event{Type: TToolCallFinished, ToolCallFinished: &ToolCallFinished{Instance: "r/a", Call: "t1", Tool: "write_file", Writes: []string{"work/r/a/a.md"}}})
+	sc.step(evidence("r/a", "r/a#1", cA, false))
+	if sc.s.Inst["r/a"].Mode != Idle {
+		t.Fatal("submission must end the build capability")
+	}
+	sc.step(verdict("r", "r/a", "a", "r/a#1", policy.Reject))
+	if got := sc.s.Decide("r", "a", 0); got != policy.Retry {
+		t.Fatalf("first rejection: policy says %s", got)
+	}
+	sc.step(Event{Type: TDecision, Decision: &Decision{By: "r", Task: "a", Action: policy.Retry}})
+	sc.step(mode("r", Idle))
+	sc.step(mode("r", Delegate))
+	// A retry goes to the same instance with a new attempt.
+	wantCode(t, sc.try(delegate("r", "a", "r/a2", cA.ID, "work/r/a", "r/a2#1")), EParent)
+	sc.step(delegate("r", "a", "r/a", cA.ID, "work/r/a", "r/a#2"))
+	if a := sc.s.Attempt["r/a#2"]; a.Number != 2 {
+		t.Fatalf("attempt number %d", a.Number)
+	}
+	sc.step(mode("r", Idle))
+	sc.step(mode("r", Supervise))
+	sc.step(mode("r/a", Build))
+	sc.step(evidence("r/a", "r/a#2", cA, true))
+	sc.step(verdict("r", "r/a", "a", "r/a#2", policy.Accept))
+	sc.step(mode("r", Idle))
+	sc.step(mode("r", Delegate))
+	sc.step(delegate("r", "b", "r/b", cB.ID, "work/r/b", "r/b#1"))
+	sc.step(mode("r", Idle))
+	sc.step(mode("r", Supervise))
+	sc.step(mode("r/b", Build))
+	sc.step(evidence("r/b", "r/b#1", cB, true))
+	sc.step(verdict("r", "r/b", "b", "r/b#1", policy.Accept))
+	sc.step(Event{Type: TMerged, Merged: &Merged{Instance: "r", Files: []MergedFile{{From: "work/r/a/a.md", To: "work/r/a.md"}}}})
+	sc.step(evidence("r", "r#1", cRoot, true))
+	sc.step(verdict(Session, "r", "r", "r#1", policy.Accept))
+	sc.step(Event{Type: TRunFinished, RunFinished: &RunFinished{Status: StageDone}})
+	if sc.s.Stage != StageDone {
+		t.Fatalf("stage %s", sc.s.Stage)
+	}
+}
+
+// F-D6: after the retries, r reassigns to a fresh instance, which retires
+// the old one; an interruption is retried without spending a retry.
+func TestGuardReassignAndInterrupt(t *testing.T) {
+	pol := policy.Default()
+	pol.RetryCount = 0
+	sc := started(t, pol)
+	sc.step(Event{Type: TAttemptEnded, AttemptEnded: &AttemptEnded{Instance: "r/a", Attempt: "r/a#1", Status: AttemptInterrupted, Reason: "crash"}})
+	if got := sc.s.Decide("r", "a", 0); got != policy.Retry {
+		t.Fatalf("interrupted: %s", got)
+	}
+	sc.step(Event{Type: TDecision, Decision: &Decision{By: "r", Task: "a", Action: policy.Retry}})
+	sc.step(mode("r", Idle))
+	sc.step(mode("r", Delegate))
+	sc.step(delegate("r", "a", "r/a", cA.ID, "work/r/a", "r/a#2"))
+	sc.step(mode("r", Idle))
+	sc.step(mode("r", Supervise))
+	sc.step(Event{Type: TAttemptEnded, AttemptEnded: &AttemptEnded{Instance: "r/a", Attempt: "r/a#2", Status: AttemptFailed, Reason: "model broke"}})
+	wantCode(t, sc.try(Event{Type: TDecision, Decision: &Decision{By: "r", Task: "a", Action: policy.Retry}}), EDecision)
+	sc.step(Event{Type: TDecision, Decision: &Decision{By: "r", Task: "a", Action: policy.Reassign}})
+	sc.step(mode("r", Idle))
+	sc.step(mode("r", Delegate))
+	sc.step(delegate("r", "a", "r/a@2", cA.ID, "work/r/a", "r/a@2#3"))
+	if !sc.s.Inst["r/a"].Retired {
+		t.Fatal("the reassigned instance must be retired")
+	}
+	wantCode(t, sc.try(Event{Type: TModelCallStarted, ModelCallStarted: &ModelCallStarted{Instance: "r/a", Call: "m9"}}), EParent)
+}
+
+// F-D12: the catalogue has one entry per code with a meaning and a next
+// step, and docs/guard.md documents every code.
+func TestCatalogueDocumented(t *testing.T) {
+	doc, err := os.ReadFile("../docs/guard.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[Code]bool{}
+	for _, e := range Catalogue {
+		if seen[e.Code] {
+			t.Errorf("%s listed twice", e.Code)
+		}
+		seen[e.Code] = true
+		if e.Meaning == "" || e.Next == "" {
+			t.Errorf("%s lacks a meaning or a next step", e.Code)
+		}
+		if !strings.Contains(string(doc), "`"+string(e.Code)+"`") {
+			t.Errorf("docs/guard.md does not document %s", e.Code)
+		}
+	}
+}
