@@ -134,7 +134,11 @@ func TestGuardCodes(t *testing.T) {
 		{EParent, nil, delegate("ghost", "b", "ghost/b", cB.ID, "work/r/b", "ghost/b#1")},
 		// I-Boundary, F-A3: "work/r/ab" is not inside "work/r/a".
 		{EBoundaryWrite, nil, Event{Type: TToolCallStarted, ToolCallStarted: &ToolCallStarted{Instance: "r/a", Call: "t1", Tool: "write_file", Writes: []string{"work/r/ab/x.md"}}}},
-		{EBoundaryOverlap, func(sc *scenario) { sc.step(mode("r/a", Idle)); sc.step(mode("r/a", Plan)); sc.step(register(contract.New("x", cA.Checks), FromDecomposition, "r/a")) },
+		{EBoundaryOverlap, func(sc *scenario) {
+			sc.step(mode("r/a", Idle))
+			sc.step(mode("r/a", Plan))
+			sc.step(register(contract.New("x", cA.Checks), FromDecomposition, "r/a"))
+		},
 			Event{Type: TPlanRecorded, PlanRecorded: &PlanRecorded{Instance: "r/a", Tasks: []PlanTask{{ID: "x", ContractID: contract.New("x", cA.Checks).ID, Boundary: "work/r/b/x"}}, AfterMerge: []int{0}}}},
 		// I-OneMode.
 		{EOneMode, nil, mode("r/a", Plan)},

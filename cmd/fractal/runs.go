@@ -79,6 +79,11 @@ func runCmd() *cobra.Command {
 			if err != nil {
 				return usageErr("%v", err)
 			}
+			if dir != "" {
+				if err := refuseExistingRun(dir); err != nil {
+					return err
+				}
+			}
 			if modelRef == "" {
 				modelRef = spec.Model
 			}

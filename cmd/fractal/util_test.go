@@ -1,0 +1,5 @@
+package main
+
+import "strconv"
+
+func strconvItoa(n int) string { return strconv.Itoa(n) }
