@@ -309,6 +309,15 @@ func (e *Engine) delegation(parent string, t *state.Task, replans int) (state.Ev
 				}
 			}
 		}
+		// F-D4.5: the child's packet inherits the parent's tools,
+		// constraints and checkpoint; a root gets the worker's tool set.
+		packet := state.Packet{Tools: workerToolNames}
+		if p := s.Inst[parent]; parent != state.Session {
+			packet = state.Packet{Tools: slices.Clone(p.Packet.Tools), Constraints: slices.Clone(p.Packet.Constraints)}
+			if a := s.CurrentAttempt(parent); a != nil {
+				packet.Checkpoint = a.Checkpoint
+			}
+		}
 		attempt := fmt.Sprintf("%s#%d", child, len(t.Attempts)+1)
 		if s.Attempt[attempt] != nil {
 			err = fmt.Errorf("engine: attempt id %s is taken", attempt)
@@ -316,7 +325,7 @@ func (e *Engine) delegation(parent string, t *state.Task, replans int) (state.Ev
 		}
 		ev = state.Event{Type: state.TDelegated, Delegated: &state.Delegated{
 			Parent: parent, Task: t.ID, Child: child, Contract: t.Contract, Boundary: t.Boundary,
-			Attempt: attempt, Tools: workerToolNames, Feedback: feedback,
+			Attempt: attempt, Packet: packet, Feedback: feedback,
 		}}
 	})
 	return ev, err

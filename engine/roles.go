@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/fractal-harness/fractal/check"
@@ -25,7 +26,9 @@ const (
 	toolSubmitGrade = "submit_grade"
 )
 
-var workerToolNames = []string{"read_file", "write_file", "list_dir", toolDeclareDone}
+// workerToolNames is the work packet's tool set of a root instance; every
+// descendant inherits it or less.
+var workerToolNames = []string{"read_file", "write_file", "list_dir"}
 
 // maxCorrections bounds how often a model may answer a host tool with
 // arguments the host cannot use before the attempt fails.
@@ -35,6 +38,18 @@ var (
 	workerTools   = mustRegistry(fs.ReadFile(), fs.WriteFile(), fs.ListDir())
 	readOnlyTools = mustRegistry(fs.ReadFile(), fs.ListDir())
 )
+
+// packetTools is the registry of the worker tools a packet grants.
+func packetTools(p state.Packet) *tool.Registry {
+	var ts []tool.Tool
+	for _, n := range workerTools.Specs() {
+		if slices.Contains(p.Tools, n.Name) {
+			t, _ := workerTools.Get(n.Name)
+			ts = append(ts, t)
+		}
+	}
+	return mustRegistry(ts...)
+}
 
 func mustRegistry(ts ...tool.Tool) *tool.Registry {
 	r, err := tool.NewRegistry(ts...)
@@ -192,7 +207,7 @@ func (e *Engine) build(ctx context.Context, id, attempt string) error {
 		return err
 	}
 	env := tool.Env{Instance: id, RunRoot: e.dir, Boundary: in.Boundary, Readable: []string{InputsDir, parentBd}}
-	ss := e.newSession(id, model.Worker, workerSystem, e.workerPrompt(c, in.Boundary, parentBd, a), []model.ToolSpec{declareDoneSpec}, workerTools, env, c.Intent, a.Number)
+	ss := e.newSession(id, model.Worker, workerSystem, e.workerPrompt(c, in.Boundary, parentBd, a), []model.ToolSpec{declareDoneSpec}, packetTools(in.Packet), env, c.Intent, a.Number)
 	var (
 		self    []state.SelfCheck
 		summary string

@@ -158,6 +158,7 @@ func (s *State) applyDelegated(x *Delegated) {
 		child = &Instance{ID: x.Child, Parent: x.Parent, Task: x.Task, Contract: x.Contract, Boundary: x.Boundary, Depth: p.Depth + 1, Mode: Idle}
 		s.Inst[x.Child] = child
 	}
+	child.Packet = x.Packet
 	t.Assignee = x.Child
 	t.Status = TaskRunning
 	t.Attempts = append(t.Attempts, x.Attempt)

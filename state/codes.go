@@ -36,6 +36,7 @@ const (
 	EDecision        Code = "E-DECISION"
 	EChildrenOpen    Code = "E-CHILDREN-OPEN"
 	EBudget          Code = "E-BUDGET"
+	EWiden           Code = "E-WIDEN"
 	ENotDone         Code = "E-NOT-DONE"
 )
 
@@ -74,6 +75,7 @@ var Catalogue = []Entry{
 	{EVerdict, "a verdict differs from v(c,e): evidence that satisfies its contract was rejected", "refuse it; v is deterministic"},
 	{EDecision, "a decision differs from r(c,e,p) for the task's tally and the policy, or no decision is due", "refuse it; the policy decides"},
 	{EChildrenOpen, "a parent would merge or submit before every task of its plan is accepted (F-D9 rule 3)", "refuse it; supervise until all are accepted"},
+	{EWiden, "a child's work packet has a tool its parent's lacks or drops a parent's constraint, or a worker calls a tool outside its packet (F-D4.5)", "refuse it; a child can never do more than its parent"},
 	{EBudget, "a model call would start with the run's token budget spent", "refuse the call; the decision goes to the user"},
 	{ENotDone, "the run would finish as done with a top-level contract not accepted", "refuse it"},
 }

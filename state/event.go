@@ -194,16 +194,26 @@ type ModeChanged struct {
 // child (contract, boundary, tools) and launches an attempt at once. A retry
 // delegates again to the same child; a reassignment names a new child.
 type Delegated struct {
-	Parent   string   `json:"parent"`
-	Task     string   `json:"task"`
-	Child    string   `json:"child"`
-	Contract string   `json:"contract_id"`
-	Boundary string   `json:"boundary"`
-	Attempt  string   `json:"attempt"`
-	Tools    []string `json:"tools,omitempty"`
+	Parent   string `json:"parent"`
+	Task     string `json:"task"`
+	Child    string `json:"child"`
+	Contract string `json:"contract_id"`
+	Boundary string `json:"boundary"`
+	Attempt  string `json:"attempt"`
+	Packet   Packet `json:"packet"`
 	// Feedback carries what the parent tells a retried attempt (the failed
 	// checks of the previous one).
 	Feedback string `json:"feedback,omitempty"`
+}
+
+// Packet is the rest of F-D4.5's work packet ⟨contract, checkpoint, tools,
+// constraints⟩ (the contract travels beside it). A child inherits from its
+// parent's packet and can only narrow it: fewer tools, the same constraints
+// or more.
+type Packet struct {
+	Checkpoint  string   `json:"checkpoint,omitempty"` // the parent's execution baseline
+	Tools       []string `json:"tools"`
+	Constraints []string `json:"constraints,omitempty"`
 }
 
 // Checkpoint is F-D8's checkpoint: the execution baseline of an attempt, so

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/fractal-harness/fractal/contract"
+	"github.com/fractal-harness/fractal/model"
 	"github.com/fractal-harness/fractal/policy"
 )
 
@@ -371,6 +372,18 @@ func guardDelegated(s *State, x *Delegated) error {
 	default:
 		return violate(EOneHandler, "task %s is %s and cannot be delegated", x.Task, t.Status)
 	}
+	if x.Parent != Session {
+		for _, tl := range x.Packet.Tools {
+			if !slices.Contains(p.Packet.Tools, tl) {
+				return violate(EWiden, "%s would get tool %q, which %s does not have", x.Child, tl, x.Parent)
+			}
+		}
+		for _, c := range p.Packet.Constraints {
+			if !slices.Contains(x.Packet.Constraints, c) {
+				return violate(EWiden, "%s would drop %s's constraint %q", x.Child, x.Parent, c)
+			}
+		}
+	}
 	if existing != nil && existing.Parent != x.Parent {
 		return violate(EParent, "%s already has parent %s", x.Child, existing.Parent)
 	}
@@ -387,6 +400,9 @@ func guardToolStarted(s *State, x *ToolCallStarted) error {
 	}
 	if in.Mode == Idle || in.Mode == Delegate {
 		return violate(EOneMode, "%s calls %s in mode %q", x.Instance, x.Tool, in.Mode)
+	}
+	if x.Role == model.Worker && !slices.Contains(in.Packet.Tools, x.Tool) {
+		return violate(EWiden, "%s calls %s, which is not in its work packet", x.Instance, x.Tool)
 	}
 	return writesInside(in, x.Writes)
 }

@@ -55,8 +55,11 @@ func register(c contract.Contract, src Source, by string) Event {
 	return Event{Type: TContractRegistered, ContractRegistered: &ContractRegistered{Contract: c, Source: src, By: by}}
 }
 
+var allTools = []string{"read_file", "write_file", "list_dir"}
+
 func delegate(parent, task, child, cid, boundary, attempt string) Event {
-	return Event{Type: TDelegated, Delegated: &Delegated{Parent: parent, Task: task, Child: child, Contract: cid, Boundary: boundary, Attempt: attempt}}
+	return Event{Type: TDelegated, Delegated: &Delegated{Parent: parent, Task: task, Child: child, Contract: cid, Boundary: boundary, Attempt: attempt,
+		Packet: Packet{Tools: allTools, Constraints: []string{"no_network"}}}}
 }
 
 func evidence(inst, attempt string, c contract.Contract, pass bool) Event {
@@ -185,6 +188,15 @@ func TestGuardCodes(t *testing.T) {
 			sc.step(evidence("r/a", "r/a#1", cA, true))
 			sc.step(verdict("r", "r/a", "a", "r/a#1", policy.Accept))
 		}, evidence("r", "r#1", cRoot, true)},
+		// F-D4.5: a child's packet only narrows its parent's.
+		{EWiden, func(sc *scenario) {
+			sc.step(evidence("r/a", "r/a#1", cA, true))
+			sc.step(verdict("r", "r/a", "a", "r/a#1", policy.Accept))
+			sc.step(mode("r", Idle))
+			sc.step(mode("r", Delegate))
+		},
+			Event{Type: TDelegated, Delegated: &Delegated{Parent: "r", Task: "b", Child: "r/b", Contract: cB.ID, Boundary: "work/r/b", Attempt: "r/b#1",
+				Packet: Packet{Tools: append(allTools, "shell"), Constraints: []string{"no_network"}}}}},
 		{EBudget, func(sc *scenario) {
 			sc.step(Event{Type: TModelCallStarted, ModelCallStarted: &ModelCallStarted{Instance: "r/a", Call: "m1", Role: model.Worker}})
 			sc.step(Event{Type: TModelCallFinished, ModelCallFinished: &ModelCallFinished{Instance: "r/a", Call: "m1", Role: model.Worker, Usage: model.Usage{Input: int(pol.Budget.Tokens)}}})
@@ -331,4 +343,21 @@ func TestCatalogueDocumented(t *testing.T) {
 			t.Errorf("docs/guard.md does not document %s", e.Code)
 		}
 	}
+}
+
+// F-D4.5: dropping a constraint is widening too, and a worker may call only
+// the tools of its packet.
+func TestGuardPacketNarrows(t *testing.T) {
+	sc := started(t, policy.Default())
+	ev := Event{Type: TToolCallStarted, ToolCallStarted: &ToolCallStarted{Instance: "r/a", Call: "t1", Tool: "shell", Role: model.Worker}}
+	wantCode(t, sc.try(ev), EWiden)
+	sc.step(evidence("r/a", "r/a#1", cA, true))
+	sc.step(verdict("r", "r/a", "a", "r/a#1", policy.Accept))
+	sc.step(mode("r", Idle))
+	sc.step(mode("r", Delegate))
+	d := delegate("r", "b", "r/b", cB.ID, "work/r/b", "r/b#1")
+	d.Delegated.Packet.Constraints = nil
+	wantCode(t, sc.try(d), EWiden)
+	d.Delegated.Packet = Packet{Tools: []string{"read_file"}, Constraints: []string{"no_network", "read_only"}}
+	sc.step(d)
 }

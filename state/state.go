@@ -40,6 +40,8 @@ type Instance struct {
 	Depth    int    `json:"depth"`
 	Mode     Mode   `json:"mode"`
 	Retired  bool   `json:"retired,omitempty"`
+	// Packet is the work packet of the instance's latest delegation.
+	Packet Packet `json:"packet"`
 	// Attempts are the instance's own attempts (as a child), oldest first.
 	Attempts []string `json:"attempts,omitempty"`
 	// Plan and Tasks are the current plan (F-D8 tasks); Order keeps plan order.
