@@ -177,7 +177,7 @@ func (e *Engine) supervise(ctx context.Context, id, attempt string) ([]string, e
 				return nil, err
 			}
 			for _, j := range verdicts {
-				if err := e.commit(ctx, state.Event{Type: state.TVerdict, Verdict: &state.Verdict{By: id, Child: j.child, Task: j.task, Attempt: j.attempt, Verdict: j.verdict, Failed: j.failed}}); err != nil {
+				if err := e.note(state.Event{Type: state.TVerdict, Verdict: &state.Verdict{By: id, Child: j.child, Task: j.task, Attempt: j.attempt, Verdict: j.verdict, Failed: j.failed}}); err != nil {
 					return nil, err
 				}
 			}
@@ -185,7 +185,7 @@ func (e *Engine) supervise(ctx context.Context, id, attempt string) ([]string, e
 				for _, j := range decisions {
 					var act policy.Action
 					e.view(func(s *state.State) { act = s.Decide(id, j.task, 0) })
-					if err := e.commit(ctx, state.Event{Type: state.TDecision, Decision: &state.Decision{By: id, Task: j.task, Action: act}}); err != nil {
+					if err := e.note(state.Event{Type: state.TDecision, Decision: &state.Decision{By: id, Task: j.task, Action: act}}); err != nil {
 						return nil, err
 					}
 				}
@@ -205,15 +205,24 @@ func (e *Engine) supervise(ctx context.Context, id, attempt string) ([]string, e
 			if err := e.enter(id, state.Delegate); err != nil {
 				return nil, err
 			}
+			// Delegations are recorded together and made durable once,
+			// before any child is launched.
+			var children []string
 			for _, t := range ready {
 				ev, err := e.delegation(id, t, replans)
 				if err != nil {
 					return nil, err
 				}
-				if err := e.commit(ctx, ev); err != nil {
+				if err := e.note(ev); err != nil {
 					return nil, err
 				}
-				e.launch(ctx, ev.Delegated.Child)
+				children = append(children, ev.Delegated.Child)
+			}
+			if err := e.flush(ctx); err != nil {
+				return nil, err
+			}
+			for _, c := range children {
+				e.launch(ctx, c)
 			}
 			if err := e.enter(id, state.Supervise); err != nil {
 				return nil, err

@@ -193,6 +193,21 @@ func (e *Engine) commit(ctx context.Context, ev state.Event) error {
 	return e.maybeSnapshot(ctx)
 }
 
+// flush waits until every event recorded so far is durable.
+func (e *Engine) flush(ctx context.Context) error {
+	e.mu.Lock()
+	last := e.last
+	e.mu.Unlock()
+	if last == nil {
+		return nil
+	}
+	if err := last.Wait(ctx); err != nil {
+		e.fail(fmt.Errorf("engine: journal write: %w", err))
+		return err
+	}
+	return e.maybeSnapshot(ctx)
+}
+
 // note records ev without waiting for the disk: for events whose loss in a
 // crash costs nothing but a redo (a model call, a mode change).
 func (e *Engine) note(ev state.Event) error {

@@ -443,7 +443,7 @@ func (e *Engine) recordPlan(ctx context.Context, id string, in state.Instance, c
 		plan.AfterMerge = append(plan.AfterMerge, n-1)
 	}
 	for _, child := range cs {
-		if err := e.commit(ctx, state.Event{Type: state.TContractRegistered, ContractRegistered: &state.ContractRegistered{Contract: child, Source: state.FromDecomposition, By: id}}); err != nil {
+		if err := e.note(state.Event{Type: state.TContractRegistered, ContractRegistered: &state.ContractRegistered{Contract: child, Source: state.FromDecomposition, By: id}}); err != nil {
 			return planRefusal(err)
 		}
 		if err := e.writeContract(child); err != nil {

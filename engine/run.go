@@ -142,10 +142,14 @@ func Create(dir string, t Task, cfg Config) (*Engine, error) {
 	}
 	steps = append(steps, state.Event{Type: state.TPlanRecorded, PlanRecorded: plan})
 	for _, ev := range steps {
-		if err := e.commit(ctx, ev); err != nil {
+		if err := e.note(ev); err != nil {
 			_ = log.Close()
 			return nil, fmt.Errorf("engine: start run: %w", err)
 		}
+	}
+	if err := e.flush(ctx); err != nil {
+		_ = log.Close()
+		return nil, fmt.Errorf("engine: start run: %w", err)
 	}
 	for _, tc := range t.Contracts {
 		if err := e.writeContract(tc.Contract); err != nil {
@@ -359,11 +363,11 @@ func (e *Engine) recover(ctx context.Context) error {
 		}
 	})
 	for _, ev := range evs {
-		if err := e.commit(ctx, ev); err != nil {
+		if err := e.note(ev); err != nil {
 			return fmt.Errorf("engine: recover: %w", err)
 		}
 	}
-	return nil
+	return e.flush(ctx)
 }
 
 // setStage moves the run's stage: the event first (the journal is the
