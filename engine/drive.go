@@ -96,7 +96,12 @@ func (e *Engine) drive(ctx context.Context, id string) {
 	// The attempt cannot go on (the model broke, the plan never came):
 	// it fails, and the parent decides by policy.
 	_ = e.enter(id, state.Idle)
-	if cerr := e.commit(ctx, state.Event{Type: state.TAttemptEnded, AttemptEnded: &state.AttemptEnded{Instance: id, Attempt: attempt, Status: state.AttemptFailed, Reason: err.Error()}}); cerr != nil && e.failed() == nil {
+	ended := &state.AttemptEnded{Instance: id, Attempt: attempt, Status: state.AttemptFailed, Reason: err.Error()}
+	var v *state.Violation
+	if errors.As(err, &v) {
+		ended.Code = string(v.Code)
+	}
+	if cerr := e.commit(ctx, state.Event{Type: state.TAttemptEnded, AttemptEnded: ended}); cerr != nil && e.failed() == nil {
 		e.fail(cerr)
 	}
 }

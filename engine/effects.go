@@ -28,9 +28,13 @@ const toolTimeout = 30 * time.Second
 // event is not waited for: a call that never finished is simply redone.
 func (e *Engine) callModel(ctx context.Context, id string, role model.Role, req model.Request) (model.Response, error) {
 	call := fmt.Sprintf("m%d", e.calls.Add(1))
-	if err := e.note(state.Event{Type: state.TModelCallStarted, ModelCallStarted: &state.ModelCallStarted{Instance: id, Call: call, Role: role}}); err != nil {
+	if err := e.note(state.Event{Type: state.TModelCallStarted, ModelCallStarted: &state.ModelCallStarted{Instance: id, Call: call, Role: role, Reserve: reserve(req)}}); err != nil {
 		return model.Response{}, err
 	}
+	// Every retry and fallback inside the provider layer becomes an event.
+	ctx = model.WithAttemptObserver(ctx, func(a model.Attempt) {
+		_ = e.note(state.Event{Type: state.TModelAttempt, ModelAttempt: &state.ModelAttempt{Instance: id, Call: call, Attempt: a}})
+	})
 	select {
 	case e.pool <- struct{}{}:
 	case <-ctx.Done():
@@ -255,4 +259,24 @@ func syncFile(p string) error {
 		serr = cerr
 	}
 	return serr
+}
+
+// reserve is a call's worst case in tokens: its prompt at two bytes a token
+// (text in most languages takes more bytes per token than that, so the
+// estimate errs high) plus everything the answer may add.
+func reserve(req model.Request) int64 {
+	n := len(req.System)
+	for _, m := range req.Messages {
+		n += len(m.Text)
+		for _, c := range m.ToolCalls {
+			n += len(c.Name) + len(c.Args) + len(c.Invalid)
+		}
+		for _, r := range m.ToolResults {
+			n += len(r.Content)
+		}
+	}
+	for _, t := range req.Tools {
+		n += len(t.Name) + len(t.Description) + len(t.Schema)
+	}
+	return int64(n/2) + int64(req.MaxTokens)
 }

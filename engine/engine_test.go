@@ -423,3 +423,37 @@ func assertAcceptedOnce(t *testing.T, dir string) {
 		}
 	}
 }
+
+// Hard budgets (issue #3): a run whose token budget cannot cover the next
+// call's worst case refuses the call with a recorded E-BUDGET, never
+// exceeds the budget, and stops for the user instead of retrying.
+func TestBudgetRefusal(t *testing.T) {
+	tk, sc := loadDemo(t)
+	tk.Policy.Budget.Tokens = 14_000
+	dir, res := run(t, tk, sc)
+	if res.Stage != state.StageAwaitingUser {
+		t.Fatalf("stage %s", res.Stage)
+	}
+	if !strings.Contains(strings.Join(res.Questions, " "), "E-BUDGET") {
+		t.Fatalf("questions %v", res.Questions)
+	}
+	st, err := engine.Fold(context.Background(), dir, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if int64(st.Usage.Total()) > tk.Policy.Budget.Tokens || st.Reserved != 0 {
+		t.Fatalf("used %d, reserved %d of %d", st.Usage.Total(), st.Reserved, tk.Policy.Budget.Tokens)
+	}
+	refused := 0
+	for _, ev := range events(t, dir) {
+		if ev.Type == state.TRefused && ev.Refused.Code == "E-BUDGET" {
+			refused++
+		}
+		if ev.Type == state.TDecision && ev.Decision.Action == policy.Retry && strings.Contains(ev.Decision.Reason, "budget") {
+			t.Fatal("retried a task the budget cannot pay for")
+		}
+	}
+	if refused == 0 {
+		t.Fatal("no E-BUDGET refusal recorded")
+	}
+}

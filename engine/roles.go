@@ -126,6 +126,20 @@ func (ss *session) loop(ctx context.Context, host map[string]hostTool) error {
 			return err
 		}
 		ss.req.Messages = append(ss.req.Messages, model.Message{Role: "assistant", Text: resp.Text, ToolCalls: resp.ToolCalls})
+		if resp.StopReason == "max_tokens" {
+			// A cut answer may hold half a tool call: nothing of it runs.
+			corrections++
+			if corrections > maxCorrections {
+				return fmt.Errorf("the %s's answer was cut at max_tokens %d times", ss.role, corrections)
+			}
+			var results []model.ToolResult
+			for _, c := range resp.ToolCalls {
+				results = append(results, model.ToolResult{CallID: c.ID, IsError: true, Content: "E-CUT: not run: your answer was cut off at the token limit"})
+			}
+			ss.req.Messages = append(ss.req.Messages, model.Message{Role: "user", ToolResults: results,
+				Text: fmt.Sprintf("E-CUT: your answer was cut off at the %d-token limit, so none of it was acted on. Do less in one answer: write long files in parts (write_file with append).", ss.req.MaxTokens)})
+			continue
+		}
 		if len(resp.ToolCalls) == 0 {
 			nudges++
 			if nudges > maxCorrections {

@@ -170,6 +170,9 @@ type Tally struct {
 	Replans   int `json:"replans"`   // replans of the parent's plan
 	// TokensUsed is the run's token use so far, compared with the budget.
 	TokensUsed int64 `json:"tokens_used"`
+	// OverBudget: the last attempt was stopped because a budget could
+	// not cover its next model call. Trying again cannot help.
+	OverBudget bool `json:"over_budget,omitempty"`
 }
 
 // R is r(c,e,p) (F-D6) for a rejected task: retry while retries remain;
@@ -181,7 +184,7 @@ func R(t Tally, risk float64, p Policy) Action {
 	if risk > p.RiskThreshold {
 		return AskUser
 	}
-	if p.Budget.Tokens > 0 && t.TokensUsed >= p.Budget.Tokens {
+	if t.OverBudget || p.Budget.Tokens > 0 && t.TokensUsed >= p.Budget.Tokens {
 		return AskUser
 	}
 	if t.Retries < p.RetryCount {

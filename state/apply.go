@@ -42,18 +42,38 @@ func (s *State) Apply(ev Event) {
 	case TCheckpoint:
 		s.Attempt[ev.Checkpoint.Attempt].Checkpoint = ev.Checkpoint.ID
 	case TModelCallStarted:
-		in := s.Inst[ev.ModelCallStarted.Instance]
+		x := ev.ModelCallStarted
+		in := s.Inst[x.Instance]
 		if in.OpenModel == nil {
-			in.OpenModel = map[string]model.Role{}
+			in.OpenModel = map[string]OpenCall{}
 		}
-		in.OpenModel[ev.ModelCallStarted.Call] = ev.ModelCallStarted.Role
+		in.OpenModel[x.Call] = OpenCall{Role: x.Role, Reserve: x.Reserve}
+		s.Reserved += x.Reserve
+		for _, a := range s.path(x.Instance) {
+			a.TreeReserved += x.Reserve
+		}
 	case TModelCallFinished:
 		x := ev.ModelCallFinished
 		in := s.Inst[x.Instance]
+		open := in.OpenModel[x.Call]
 		delete(in.OpenModel, x.Call)
+		s.Reserved -= open.Reserve
 		in.Usage = in.Usage.Add(x.Usage)
+		if in.ModelUsage == nil {
+			in.ModelUsage = map[string]model.Usage{}
+		}
+		in.ModelUsage[x.Model] = in.ModelUsage[x.Model].Add(x.Usage)
+		for _, a := range s.path(x.Instance) {
+			a.TreeReserved -= open.Reserve
+			a.TreeTokens += int64(x.Usage.Total())
+		}
 		s.Usage = s.Usage.Add(x.Usage)
 		s.RoleUsage[x.Role] = s.RoleUsage[x.Role].Add(x.Usage)
+		if s.RoleModelUsage[x.Role] == nil {
+			s.RoleModelUsage[x.Role] = map[string]model.Usage{}
+		}
+		s.RoleModelUsage[x.Role][x.Model] = s.RoleModelUsage[x.Role][x.Model].Add(x.Usage)
+	case TModelAttempt:
 	case TToolCallStarted:
 		in := s.Inst[ev.ToolCallStarted.Instance]
 		if in.OpenTools == nil {
@@ -81,6 +101,12 @@ func (s *State) Apply(ev Event) {
 		a.Status, a.Reason = x.Status, x.Reason
 		s.release(a)
 		in := s.Inst[x.Instance]
+		for _, oc := range in.OpenModel {
+			s.Reserved -= oc.Reserve
+			for _, an := range s.path(x.Instance) {
+				an.TreeReserved -= oc.Reserve
+			}
+		}
 		in.OpenTools, in.OpenModel = nil, nil
 		in.Mode = Idle
 		if t := s.TaskOf(x.Instance); t != nil {
@@ -88,6 +114,7 @@ func (s *State) Apply(ev Event) {
 				t.Status = TaskInterrupted
 			} else {
 				t.Status = TaskFailed
+				t.Tally.OverBudget = x.Code == string(EBudget)
 			}
 		}
 	case TVerdict:

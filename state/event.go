@@ -37,6 +37,7 @@ const (
 	TCheckpoint         Type = "checkpoint_recorded"
 	TModelCallStarted   Type = "model_call_started"
 	TModelCallFinished  Type = "model_call_finished"
+	TModelAttempt       Type = "model_attempt"
 	TToolCallStarted    Type = "tool_call_started"
 	TToolCallFinished   Type = "tool_call_finished"
 	TRefused            Type = "refused"
@@ -66,6 +67,7 @@ type Event struct {
 	Checkpoint         *Checkpoint         `json:"checkpoint_recorded,omitempty"`
 	ModelCallStarted   *ModelCallStarted   `json:"model_call_started,omitempty"`
 	ModelCallFinished  *ModelCallFinished  `json:"model_call_finished,omitempty"`
+	ModelAttempt       *ModelAttempt       `json:"model_attempt,omitempty"`
 	ToolCallStarted    *ToolCallStarted    `json:"tool_call_started,omitempty"`
 	ToolCallFinished   *ToolCallFinished   `json:"tool_call_finished,omitempty"`
 	Refused            *Refused            `json:"refused,omitempty"`
@@ -95,6 +97,7 @@ func (e Event) payloads() []Type {
 	add(e.Checkpoint != nil, TCheckpoint)
 	add(e.ModelCallStarted != nil, TModelCallStarted)
 	add(e.ModelCallFinished != nil, TModelCallFinished)
+	add(e.ModelAttempt != nil, TModelAttempt)
 	add(e.ToolCallStarted != nil, TToolCallStarted)
 	add(e.ToolCallFinished != nil, TToolCallFinished)
 	add(e.Refused != nil, TRefused)
@@ -214,6 +217,9 @@ type Packet struct {
 	Checkpoint  string   `json:"checkpoint,omitempty"` // the parent's execution baseline
 	Tools       []string `json:"tools"`
 	Constraints []string `json:"constraints,omitempty"`
+	// MaxTokens caps the tokens of the instance's whole subtree; 0 means
+	// no cap of its own (the run's budget and its ancestors' still hold).
+	MaxTokens int64 `json:"max_tokens,omitempty"`
 }
 
 // Checkpoint is F-D8's checkpoint: the execution baseline of an attempt, so
@@ -233,6 +239,18 @@ type ModelCallStarted struct {
 	Instance string     `json:"instance"`
 	Call     string     `json:"call"`
 	Role     model.Role `json:"role"`
+	// Reserve is the call's worst case in tokens (a conservative prompt
+	// estimate plus max_tokens), held against the run's budget and every
+	// budget on the instance's path to the root until the call finishes.
+	Reserve int64 `json:"reserve,omitempty"`
+}
+
+// ModelAttempt records one failed try of a model call (a retry or a
+// fallback), so the journal shows every attempt, not only the outcome.
+type ModelAttempt struct {
+	Instance string        `json:"instance"`
+	Call     string        `json:"call"`
+	Attempt  model.Attempt `json:"attempt"`
 }
 
 // ModelCallFinished records the answer's usage and where the transcript is.
@@ -315,6 +333,9 @@ type AttemptEnded struct {
 	Attempt  string        `json:"attempt"`
 	Status   AttemptStatus `json:"status"` // failed or interrupted
 	Reason   string        `json:"reason"`
+	// Code is the Guard code that stopped the attempt, if one did (for
+	// example E-BUDGET).
+	Code string `json:"code,omitempty"`
 }
 
 // Verdict is v(c,e) given by the parent (F-T3): only the parent that

@@ -49,8 +49,27 @@ func Guard(s *State, ev Event) error {
 		if err := live(s, x.Instance); err != nil {
 			return err
 		}
-		if b := s.Policy.Budget.Tokens; b > 0 && int64(s.Usage.Total()) >= b {
-			return violate(EBudget, "the run has used %d of its %d tokens", s.Usage.Total(), b)
+		if x.Reserve < 0 {
+			return violate(EEvent, "a negative reservation")
+		}
+		// Every call costs at least a token, even one that reserved none.
+		need := max(x.Reserve, 1)
+		if b := s.Policy.Budget.Tokens; b > 0 && int64(s.Usage.Total())+s.Reserved+need > b {
+			return violate(EBudget, "the run has used %d and reserved %d of its %d tokens; this call needs %d more", s.Usage.Total(), s.Reserved, b, x.Reserve)
+		}
+		for _, a := range s.path(x.Instance) {
+			if m := a.Packet.MaxTokens; m > 0 && a.TreeTokens+a.TreeReserved+need > m {
+				return violate(EBudget, "%s's budget: %d used and %d reserved of %d tokens; this call needs %d more", a.ID, a.TreeTokens, a.TreeReserved, m, x.Reserve)
+			}
+		}
+		return nil
+	case TModelAttempt:
+		in := s.Inst[ev.ModelAttempt.Instance]
+		if in == nil {
+			return violate(EParent, "unknown instance %q", ev.ModelAttempt.Instance)
+		}
+		if _, ok := in.OpenModel[ev.ModelAttempt.Call]; !ok {
+			return violate(EEvent, "an attempt of model call %s, which is not open", ev.ModelAttempt.Call)
 		}
 		return nil
 	case TModelCallFinished:
@@ -377,6 +396,9 @@ func guardDelegated(s *State, x *Delegated) error {
 			if !slices.Contains(p.Packet.Tools, tl) {
 				return violate(EWiden, "%s would get tool %q, which %s does not have", x.Child, tl, x.Parent)
 			}
+		}
+		if m := p.Packet.MaxTokens; m > 0 && (x.Packet.MaxTokens == 0 || x.Packet.MaxTokens > m) {
+			return violate(EWiden, "%s would get a token budget of %d; %s has %d", x.Child, x.Packet.MaxTokens, x.Parent, m)
 		}
 		for _, c := range p.Packet.Constraints {
 			if !slices.Contains(x.Packet.Constraints, c) {

@@ -361,3 +361,29 @@ func TestGuardPacketNarrows(t *testing.T) {
 	d.Delegated.Packet = Packet{Tools: []string{"read_file"}, Constraints: []string{"no_network", "read_only"}}
 	sc.step(d)
 }
+
+// Hard budgets (issue #3, DC6): a call's worst case is reserved before it
+// starts, against the run's budget and every budget on the instance's path
+// to the root; finishing settles the reservation to the real usage.
+func TestGuardReservations(t *testing.T) {
+	pol := policy.Default()
+	pol.Budget.Tokens = 10_000
+	sc := started(t, pol)
+	sc.s.Inst["r"].Packet.MaxTokens = 5_000 // r's subtree budget
+	start := func(call string, n int64) Event {
+		return Event{Type: TModelCallStarted, ModelCallStarted: &ModelCallStarted{Instance: "r/a", Call: call, Role: model.Worker, Reserve: n}}
+	}
+	sc.step(start("m1", 3_000))
+	wantCode(t, sc.try(start("m2", 2_500)), EBudget) // r's 5,000 would be exceeded by reservations alone
+	sc.step(Event{Type: TModelCallFinished, ModelCallFinished: &ModelCallFinished{Instance: "r/a", Call: "m1", Role: model.Worker, Model: "x", Usage: model.Usage{Input: 800, Output: 200}}})
+	if sc.s.Reserved != 0 || sc.s.Inst["r"].TreeTokens != 1000 || sc.s.Inst["r"].TreeReserved != 0 {
+		t.Fatalf("settle: reserved %d tree %d/%d", sc.s.Reserved, sc.s.Inst["r"].TreeTokens, sc.s.Inst["r"].TreeReserved)
+	}
+	sc.step(start("m2", 2_500)) // fits now that m1 settled at 1,000
+	wantCode(t, sc.try(start("m3", 1_600)), EBudget)
+	// A failed attempt releases what its open calls reserved.
+	sc.step(Event{Type: TAttemptEnded, AttemptEnded: &AttemptEnded{Instance: "r/a", Attempt: "r/a#1", Status: AttemptFailed, Reason: "x"}})
+	if sc.s.Reserved != 0 || sc.s.Inst["r"].TreeReserved != 0 {
+		t.Fatalf("reservations leaked: %d %d", sc.s.Reserved, sc.s.Inst["r"].TreeReserved)
+	}
+}

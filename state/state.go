@@ -24,8 +24,11 @@ type State struct {
 	// on it (I-OneHandler).
 	Handler map[string]string `json:"handlers"`
 	Usage   model.Usage       `json:"usage"`
-	// RoleUsage splits Usage by role.
+	// RoleUsage splits Usage by role; Reserved is held by open calls.
 	RoleUsage map[model.Role]model.Usage `json:"role_usage"`
+	Reserved  int64                      `json:"reserved,omitempty"`
+	// RoleModelUsage splits usage by role and answering model, for cost.
+	RoleModelUsage map[model.Role]map[string]model.Usage `json:"role_model_usage,omitempty"`
 	Refusals  int                        `json:"refusals"`
 }
 
@@ -53,8 +56,20 @@ type Instance struct {
 	Replans     int                        `json:"replans,omitempty"`
 	Merged      bool                       `json:"merged,omitempty"`
 	OpenTools   map[string]ToolCallStarted `json:"open_tools,omitempty"`
-	OpenModel   map[string]model.Role      `json:"open_model,omitempty"`
+	OpenModel   map[string]OpenCall        `json:"open_model,omitempty"`
 	Usage       model.Usage                `json:"usage"`
+	// ModelUsage splits Usage by the model that answered, for cost.
+	ModelUsage map[string]model.Usage `json:"model_usage,omitempty"`
+	// TreeTokens and TreeReserved count the instance and all its
+	// descendants: what its budget caps.
+	TreeTokens   int64 `json:"tree_tokens,omitempty"`
+	TreeReserved int64 `json:"tree_reserved,omitempty"`
+}
+
+// OpenCall is a model call that started and has not finished.
+type OpenCall struct {
+	Role    model.Role `json:"role"`
+	Reserve int64      `json:"reserve,omitempty"`
 }
 
 // TaskStatus is the status of a task in a plan.
@@ -116,6 +131,7 @@ func New() *State {
 		Attempt:   map[string]*Attempt{},
 		Handler:   map[string]string{},
 		RoleUsage: map[model.Role]model.Usage{},
+		RoleModelUsage: map[model.Role]map[string]model.Usage{},
 	}
 }
 
@@ -224,4 +240,14 @@ func (s *State) NeedsPlan(id string) bool {
 		}
 	}
 	return false
+}
+
+// path returns the instance and its ancestors, nearest first, excluding
+// the session.
+func (s *State) path(id string) []*Instance {
+	var out []*Instance
+	for in := s.Inst[id]; in != nil && in.ID != Session; in = s.Inst[in.Parent] {
+		out = append(out, in)
+	}
+	return out
 }

@@ -5,22 +5,63 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/fractal-harness/fractal/check"
+	"github.com/fractal-harness/fractal/config"
 	"github.com/fractal-harness/fractal/contract"
 	"github.com/fractal-harness/fractal/engine"
 	"github.com/fractal-harness/fractal/journal"
 	"github.com/fractal-harness/fractal/model"
-	"github.com/fractal-harness/fractal/policy"
 	"github.com/fractal-harness/fractal/state"
 )
 
 // node is one instance in `fractal status --json`.
+// money is a cost in USD, or unknown when a model has no price.
+type money struct {
+	USD     float64  `json:"usd"`
+	Unknown []string `json:"unpriced_models,omitempty"`
+}
+
+func (m money) String() string {
+	s := fmt.Sprintf("$%.4f", m.USD)
+	if len(m.Unknown) > 0 {
+		s += " + unpriced (" + strings.Join(m.Unknown, ", ") + ")"
+	}
+	return s
+}
+
+// cost prices usage by model with the run's config, else the shipped table.
+func cost(cfg *config.Config, byModel map[string]model.Usage) money {
+	var m money
+	for _, name := range slices.Sorted(maps.Keys(byModel)) {
+		u := byModel[name]
+		if u.Total() == 0 {
+			continue
+		}
+		p, ok := cfg.PriceOf(name)
+		if !ok {
+			m.Unknown = append(m.Unknown, name)
+			continue
+		}
+		m.USD += p.Cost(u)
+	}
+	return m
+}
+
+type roleCost struct {
+	Role   model.Role  `json:"role"`
+	Usage  model.Usage `json:"usage"`
+	Tokens int         `json:"tokens"`
+	Cost   money       `json:"cost"`
+}
+
 type node struct {
 	ID       string      `json:"id"`
 	Status   string      `json:"status"`
@@ -30,6 +71,8 @@ type node struct {
 	Boundary string      `json:"boundary"`
 	Attempts []attempt   `json:"attempts"`
 	Usage    model.Usage `json:"usage"`
+	Tokens   int         `json:"tokens"`
+	Cost     money       `json:"cost"`
 	Children []*node     `json:"children,omitempty"`
 }
 
@@ -41,13 +84,15 @@ type attempt struct {
 }
 
 type statusDoc struct {
-	Run       string                     `json:"run"`
-	Stage     string                     `json:"stage"`
-	Events    int64                      `json:"events"`
-	Usage     model.Usage                `json:"usage"`
-	RoleUsage map[model.Role]model.Usage `json:"role_usage"`
-	Refusals  int                        `json:"refusals"`
-	Tree      []*node                    `json:"tree"`
+	Run        string      `json:"run"`
+	Stage      string      `json:"stage"`
+	Events     int64       `json:"events"`
+	Usage      model.Usage `json:"usage"`
+	Cost       money       `json:"cost"`
+	Roles      []roleCost  `json:"roles"`
+	Refusals   int         `json:"refusals"`
+	Tree       []*node     `json:"tree"`
+	PricesAsOf string      `json:"prices_as_of"`
 }
 
 func statusCmd() *cobra.Command {
@@ -61,7 +106,7 @@ func statusCmd() *cobra.Command {
 			if err != nil {
 				return foldErr(args[0], err)
 			}
-			doc := buildStatus(st)
+			doc := buildStatus(st, runConfig(args[0]))
 			out := c.OutOrStdout()
 			if asJSON {
 				enc := json.NewEncoder(out)
@@ -88,8 +133,21 @@ func foldErr(dir string, err error) error {
 	return err
 }
 
-func buildStatus(st *state.State) statusDoc {
-	doc := statusDoc{Run: st.RunID, Stage: string(st.Stage), Events: st.Seq, Usage: st.Usage, RoleUsage: st.RoleUsage, Refusals: st.Refusals}
+func buildStatus(st *state.State, cfg *config.Config) statusDoc {
+	doc := statusDoc{Run: st.RunID, Stage: string(st.Stage), Events: st.Seq, Usage: st.Usage, Refusals: st.Refusals, PricesAsOf: config.PricesAsOf}
+	all := map[string]model.Usage{}
+	for _, r := range model.Roles {
+		u, ok := st.RoleUsage[r]
+		if !ok {
+			continue
+		}
+		c := cost(cfg, st.RoleModelUsage[r])
+		doc.Roles = append(doc.Roles, roleCost{Role: r, Usage: u, Tokens: u.Total(), Cost: c})
+		for m, mu := range st.RoleModelUsage[r] {
+			all[m] = all[m].Add(mu)
+		}
+	}
+	doc.Cost = cost(cfg, all)
 	children := map[string][]string{}
 	for _, id := range sortedIDs(st) {
 		in := st.Inst[id]
@@ -100,7 +158,7 @@ func buildStatus(st *state.State) statusDoc {
 	var mk func(id string) *node
 	mk = func(id string) *node {
 		in := st.Inst[id]
-		n := &node{ID: id, Mode: string(in.Mode), Contract: in.Contract, Boundary: in.Boundary, Usage: in.Usage, Intent: firstLine(st.Contract[in.Contract].Intent)}
+		n := &node{ID: id, Mode: string(in.Mode), Contract: in.Contract, Boundary: in.Boundary, Usage: in.Usage, Tokens: in.Usage.Total(), Cost: cost(cfg, in.ModelUsage), Intent: firstLine(st.Contract[in.Contract].Intent)}
 		n.Status = instanceStatus(st, in)
 		for _, aid := range in.Attempts {
 			a := st.Attempt[aid]
@@ -157,7 +215,7 @@ func firstLine(s string) string {
 }
 
 func printStatus(w io.Writer, d statusDoc) {
-	fmt.Fprintf(w, "run %s: %s (%d events, %d tokens", d.Run, d.Stage, d.Events, d.Usage.Total())
+	fmt.Fprintf(w, "run %s: %s (%d events", d.Run, d.Stage, d.Events)
 	if d.Refusals > 0 {
 		fmt.Fprintf(w, ", %d refusals", d.Refusals)
 	}
@@ -172,7 +230,7 @@ func printStatus(w io.Writer, d statusDoc) {
 		if len(n.Attempts) > 1 {
 			tries = fmt.Sprintf(", %d attempts", len(n.Attempts))
 		}
-		fmt.Fprintf(w, "%s%s%s  [%s%s]  %s\n", prefix, branch, n.ID, n.Status, tries, n.Intent)
+		fmt.Fprintf(w, "%s%s%s  [%s%s]  %d tokens %s  %s\n", prefix, branch, n.ID, n.Status, tries, n.Tokens, n.Cost, n.Intent)
 		for i, c := range n.Children {
 			walk(c, prefix+next, i == len(n.Children)-1)
 		}
@@ -180,15 +238,10 @@ func printStatus(w io.Writer, d statusDoc) {
 	for i, n := range d.Tree {
 		walk(n, "", i == len(d.Tree)-1)
 	}
-	if len(d.RoleUsage) > 0 {
-		var parts []string
-		for _, r := range model.Roles {
-			if u, ok := d.RoleUsage[r]; ok {
-				parts = append(parts, fmt.Sprintf("%s %d", r, u.Total()))
-			}
-		}
-		fmt.Fprintf(w, "tokens by role: %s\n", strings.Join(parts, ", "))
+	for _, r := range d.Roles {
+		fmt.Fprintf(w, "%-9s %9d tokens (in %d, out %d, cache read %d, cache write %d)  %s\n", r.Role, r.Tokens, r.Usage.Input, r.Usage.Output, r.Usage.CacheRead, r.Usage.CacheWrite, r.Cost)
 	}
+	fmt.Fprintf(w, "total     %9d tokens  %s  (prices as of %s unless set in fractal.yaml)\n", d.Usage.Total(), d.Cost, d.PricesAsOf)
 }
 
 func verifyCmd() *cobra.Command {
@@ -291,4 +344,12 @@ func checkCmd() *cobra.Command {
 	return c
 }
 
-var _ = policy.Accept
+// runConfig is the model configuration a run keeps beside its journal, if
+// any; without one, status prices with the shipped table.
+func runConfig(dir string) *config.Config {
+	c, err := config.Load(filepath.Join(dir, runConfigFile))
+	if err != nil {
+		return nil
+	}
+	return c
+}

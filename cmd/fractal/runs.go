@@ -28,6 +28,10 @@ import (
 // can be resumed after the original file moved.
 const scriptInRun = "model/script.yaml"
 
+// runConfigFile is where a run keeps a copy of the fractal.yaml it started
+// with (keys are never in it: it names variables).
+const runConfigFile = "model/fractal.yaml"
+
 func demoCmd() *cobra.Command {
 	var (
 		dir     string
