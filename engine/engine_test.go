@@ -457,3 +457,35 @@ func TestBudgetRefusal(t *testing.T) {
 		t.Fatal("no E-BUDGET refusal recorded")
 	}
 }
+
+// Issue #3, bad model output: an unknown tool, an empty answer and an
+// answer cut at max_tokens each become a structured error the model sees
+// on its next turn; nothing of a cut answer runs; the work then goes on.
+func TestBadModelOutputCorrected(t *testing.T) {
+	tk, sc := loadDemo(t)
+	for i := range sc.Sessions {
+		s := &sc.Sessions[i]
+		if s.Match != "cost lines" {
+			continue
+		}
+		bad := []script.Turn{
+			{ToolCalls: []script.Call{{Name: "summon_data", Args: map[string]any{"x": 1}}}},
+			{Text: ""},
+			{StopReason: "max_tokens", ToolCalls: []script.Call{{Name: "write_file", Args: map[string]any{"path": "work/brief/costs/cut.md", "content": "half"}}}},
+		}
+		s.Turns = append(bad, s.Turns...)
+	}
+	dir, res := run(t, tk, sc)
+	if res.Stage != state.StageDone {
+		t.Fatalf("stage %s %v", res.Stage, res.Questions)
+	}
+	if exists(filepath.Join(dir, "work/brief/costs/cut.md")) {
+		t.Fatal("a tool call from a cut answer ran")
+	}
+	tx, _ := os.ReadFile(filepath.Join(dir, engine.TranscriptsFile))
+	for _, want := range []string{"E-UNKNOWN-TOOL", "Use the tools", "E-CUT"} {
+		if !strings.Contains(string(tx), want) {
+			t.Errorf("the model was not told %q", want)
+		}
+	}
+}

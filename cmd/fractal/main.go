@@ -6,6 +6,8 @@
 //	fractal status RUN [--json]          the instance tree and each node's state
 //	fractal verify RUN                   replay the journal through the Guard
 //	fractal check CONTRACT --in DIR      evaluate a contract's checks on a folder
+//	fractal models                       each role's models and prices
+//	fractal doctor                       check that every configured model answers
 //	fractal bench                        measure the journal and the engine
 //
 // Exit codes: 0 success; 1 the work did not succeed (a failed check, a
@@ -95,7 +97,7 @@ func newRoot(stdout, stderr io.Writer) *cobra.Command {
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return usageErr("%v (see 'fractal %s --help')", err, c.Name())
 	})
-	root.AddCommand(demoCmd(), runCmd(), resumeCmd(), statusCmd(), verifyCmd(), checkCmd(), benchCmd())
+	root.AddCommand(demoCmd(), runCmd(), resumeCmd(), statusCmd(), verifyCmd(), checkCmd(), modelsCmd(), doctorCmd(), benchCmd())
 	return root
 }
 

@@ -15,6 +15,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/fractal-harness/fractal/config"
 	"github.com/fractal-harness/fractal/demo"
 	"github.com/fractal-harness/fractal/engine"
 	"github.com/fractal-harness/fractal/journal"
@@ -59,7 +60,7 @@ func demoCmd() *cobra.Command {
 			}
 			out := c.OutOrStdout()
 			fmt.Fprintf(out, "fractal demo: %s\n  run folder: %s\n\n", spec.Task.Title, dir)
-			return startRun(c.Context(), out, dir, spec.Task, sdata, latency, latencySet(c))
+			return startRun(c.Context(), out, dir, spec.Task, source{script: sdata}, latency, latencySet(c))
 		},
 	}
 	c.Flags().StringVar(&dir, "dir", "", "run folder (default fractal-runs/demo-<time>)")
@@ -71,8 +72,8 @@ func latencySet(c *cobra.Command) bool { return c.Flags().Changed("latency") }
 
 func runCmd() *cobra.Command {
 	var (
-		dir, modelRef string
-		latency       time.Duration
+		dir, modelRef, cfgPath string
+		latency                time.Duration
 	)
 	c := &cobra.Command{
 		Use:   "run TASK",
@@ -88,23 +89,34 @@ func runCmd() *cobra.Command {
 					return err
 				}
 			}
-			if modelRef == "" {
+			if modelRef == "" && cfgPath == "" {
 				modelRef = spec.Model
 			}
-			sdata, err := loadScriptRef(modelRef)
-			if err != nil {
-				return err
+			src := source{}
+			if modelRef != "" {
+				sdata, err := loadScriptRef(modelRef)
+				if err != nil {
+					return err
+				}
+				src.script = sdata
+			} else {
+				cfg, err := loadConfig(cfgPath)
+				if err != nil {
+					return err
+				}
+				src.cfg = cfg
 			}
 			if dir == "" {
 				dir = filepath.Join("fractal-runs", slug(spec.Task.Title)+"-"+time.Now().Format("20060102-150405"))
 			}
 			out := c.OutOrStdout()
-			fmt.Fprintf(out, "fractal run: %s\n  run folder: %s\n\n", spec.Task.Title, dir)
-			return startRun(c.Context(), out, dir, spec.Task, sdata, latency, latencySet(c))
+			fmt.Fprintf(out, "fractal run: %s\n  run folder: %s\n  models: %s\n\n", spec.Task.Title, dir, src.describe())
+			return startRun(c.Context(), out, dir, spec.Task, src, latency, latencySet(c))
 		},
 	}
 	c.Flags().StringVar(&dir, "dir", "", "run folder (must not exist or be empty; default fractal-runs/<title>-<time>)")
-	c.Flags().StringVar(&modelRef, "model", "", "model to use: script:FILE (default: the task file's model)")
+	c.Flags().StringVar(&modelRef, "model", "", "a scripted model, script:FILE (default: the task file's model:, else the providers of --config)")
+	c.Flags().StringVar(&cfgPath, "config", "", "fractal.yaml naming each role's provider models (default ./fractal.yaml, $FRACTAL_HOME/fractal.yaml, then ANTHROPIC_API_KEY / OPENAI_API_KEY)")
 	c.Flags().DurationVar(&latency, "latency", 0, "delay every scripted model turn")
 	return c
 }
@@ -148,30 +160,65 @@ func slug(s string) string {
 	return out
 }
 
-// startRun creates the run folder, keeps the script in it and drives the
-// run to its end.
-func startRun(ctx context.Context, out io.Writer, dir string, t engine.Task, scriptData []byte, latency time.Duration, latencyGiven bool) error {
-	if err := refuseExistingRun(dir); err != nil {
-		return err
+// source is where a run's answers come from: a scripted model or the
+// providers of a configuration.
+type source struct {
+	script []byte
+	cfg    *config.Config
+}
+
+func (s source) describe() string {
+	if s.cfg == nil {
+		return "scripted"
 	}
-	sc, err := script.Parse(scriptData, "script")
+	return "providers from " + s.cfg.Source
+}
+
+// models builds the role → model function.
+func (s source) models(latency time.Duration, latencyGiven bool) (func(model.Role) model.Model, error) {
+	if s.cfg != nil {
+		rt, err := router(s.cfg)
+		if err != nil {
+			return nil, err
+		}
+		return func(model.Role) model.Model { return rt }, nil
+	}
+	sc, err := script.Parse(s.script, "script")
 	if err != nil {
-		return usageErr("%v", err)
+		return nil, usageErr("%v", err)
 	}
 	if latencyGiven {
 		sc = sc.WithLatency(latency)
 	}
+	return func(model.Role) model.Model { return sc }, nil
+}
+
+// startRun creates the run folder, keeps the model configuration in it and
+// drives the run to its end.
+func startRun(ctx context.Context, out io.Writer, dir string, t engine.Task, src source, latency time.Duration, latencyGiven bool) error {
+	if err := refuseExistingRun(dir); err != nil {
+		return err
+	}
+	models, err := src.models(latency, latencyGiven)
+	if err != nil {
+		return err
+	}
 	t.Model = "script:" + scriptInRun
-	e, err := engine.Create(dir, t, engine.Config{Models: func(model.Role) model.Model { return sc }, Progress: out})
+	if src.cfg != nil {
+		t.Model = "config:" + runConfigFile
+	}
+	e, err := engine.Create(dir, t, engine.Config{Models: models, Progress: out})
 	if err != nil {
 		return classify(err)
 	}
-	if err := os.MkdirAll(filepath.Join(e.Dir(), "model"), 0o755); err == nil {
-		err = os.WriteFile(filepath.Join(e.Dir(), scriptInRun), scriptData, 0o644)
-		if err != nil {
-			_ = e.Close()
-			return err
-		}
+	if src.cfg != nil {
+		err = saveConfig(e.Dir(), src.cfg)
+	} else if err = os.MkdirAll(filepath.Join(e.Dir(), "model"), 0o755); err == nil {
+		err = os.WriteFile(filepath.Join(e.Dir(), scriptInRun), src.script, 0o644)
+	}
+	if err != nil {
+		_ = e.Close()
+		return err
 	}
 	return drive(ctx, out, e, dir)
 }
@@ -207,22 +254,33 @@ func resumeCmd() *cobra.Command {
 			if err != nil {
 				return usageErr("%s is not a fractal run folder: %v", dir, err)
 			}
-			ref, ok := strings.CutPrefix(m.Model, "script:")
-			if !ok {
-				return usageErr("run %s uses model %q, which this build cannot start", dir, m.Model)
-			}
+			kind, ref, _ := strings.Cut(m.Model, ":")
 			if !filepath.IsAbs(ref) {
 				ref = filepath.Join(dir, ref)
 			}
-			sc, err := script.Load(ref)
-			if err != nil {
-				return usageErr("%v", err)
+			var src source
+			switch kind {
+			case "script":
+				data, err := os.ReadFile(ref)
+				if err != nil {
+					return usageErr("run %s: cannot read its scripted model: %v", dir, err)
+				}
+				src.script = data
+			case "config":
+				cfg, err := config.Load(ref)
+				if err != nil {
+					return usageErr("run %s: %v", dir, err)
+				}
+				src.cfg = cfg
+			default:
+				return usageErr("run %s uses model %q, which this build cannot start", dir, m.Model)
 			}
-			if latencySet(c) {
-				sc = sc.WithLatency(latency)
+			models, err := src.models(latency, latencySet(c))
+			if err != nil {
+				return err
 			}
 			out := c.OutOrStdout()
-			e, err := engine.Open(dir, engine.Config{Models: func(model.Role) model.Model { return sc }, Progress: out})
+			e, err := engine.Open(dir, engine.Config{Models: models, Progress: out})
 			if err != nil {
 				return classify(err)
 			}
