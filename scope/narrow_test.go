@@ -24,7 +24,9 @@ func TestValidateNarrowing(t *testing.T) {
 			c.Capabilities.Allowed = append(c.Capabilities.Allowed, "copy")
 			c.Capabilities.Composed = append(c.Capabilities.Composed, Composite{Name: "copy", Of: []string{"read_file", "write_file"}})
 		}, ""}, // allowed: no more power than its parts
-		{"a command added", func(c *DelegationContract) { c.Constraints.AllowedCommands = append(c.Constraints.AllowedCommands, "curl") }, "constraints.allowed_commands"},
+		{"a command added", func(c *DelegationContract) {
+			c.Constraints.AllowedCommands = append(c.Constraints.AllowedCommands, "curl")
+		}, "constraints.allowed_commands"},
 		{"sandbox switched off", func(c *DelegationContract) { c.Constraints.SandboxRequired = false }, "constraints.sandbox_required"},
 		{"a write path outside", func(c *DelegationContract) { c.Scope.Write = []string{"work"} }, "scope.write"},
 		{"a write path beside", func(c *DelegationContract) { c.Scope.Write = []string{"work/leader"} }, "scope.write"},

@@ -16,9 +16,9 @@ import (
 // a string-prefix comparison would be caught.
 var (
 	toolPool = []string{"list_dir", "read_file", "write_file", "web_fetch", "inventory", "t1", "t2", "bash"}
-	compPool = []string{"c1", "c2", "c3"}     // parents' composites
-	newComps = []string{"n1", "n2", "c1"}     // requests' composites; c1 may collide
-	kindPool = []string{"k1", "k2", "k3"}     // agent kinds
+	compPool = []string{"c1", "c2", "c3"} // parents' composites
+	newComps = []string{"n1", "n2", "c1"} // requests' composites; c1 may collide
+	kindPool = []string{"k1", "k2", "k3"} // agent kinds
 	cmdPool  = []string{"ls", "cat", "pandoc", "python3"}
 	segPool  = []string{"a", "ab", "b"}
 	stepPool = []string{"Read the brief.", "Write the notes.", "Check the sums."}

@@ -19,7 +19,7 @@ func Render(d DelegationContract) string {
 
 	line("== Your delegation contract ==")
 	if d.Identity.AgentKind != "" {
-		line("You work as a %s agent.", d.Identity.AgentKind)
+		line("Your agent kind: %s", d.Identity.AgentKind)
 	}
 	line("The host enforces these limits; you cannot widen them. If they are not enough for the task, say so in your result instead of working around them.")
 	line("")

@@ -60,7 +60,7 @@ func ExampleRender() {
 	fmt.Print(Render(child))
 	// Output:
 	// == Your delegation contract ==
-	// You work as a researcher agent.
+	// Your agent kind: researcher
 	// The host enforces these limits; you cannot widen them. If they are not enough for the task, say so in your result instead of working around them.
 	//
 	// Tools you may call: fetch_and_save, inventory, list_dir, read_file, web_fetch, write_file
@@ -96,7 +96,7 @@ func TestRender(t *testing.T) {
 	d.Constraints.NoNetwork = true
 	out := Render(d)
 	for _, want := range []string{
-		"You work as a lead agent.",
+		"Your agent kind: lead",
 		"Tools you may call: inventory, list_dir, read_file, survey, web_fetch, write_file",
 		"- survey is a composite tool: it uses list_dir, then read_file, in that order.",
 		"Tools denied to you: bash",
@@ -163,6 +163,15 @@ func TestDocsExample(t *testing.T) {
 	}
 	if !strings.Contains(doc, "```text\n"+Render(child)+"```") {
 		t.Errorf("docs/delegation.md does not hold Render's output for the example:\n%s", Render(child))
+	}
+	for _, c := range []struct{ from, to string }{
+		{"max_tokens: 400000", `max_tokens: "lots"`},
+		{"inherit: minimal", "inherit: partial"},
+	} {
+		_, err := ParseBlueprint([]byte(strings.Replace(docBlueprint, c.from, c.to, 1)), "researcher.yaml")
+		if err == nil || !strings.Contains(doc, "\n"+err.Error()+"\n") {
+			t.Errorf("docs/delegation.md does not show the error %v", err)
+		}
 	}
 	for _, key := range append(append(append(append(append(copyOf(blueprintKeys), capabilityKeys...), budgetKeys...), constraintKeys...), scopeKeys...), compositeKeys...) {
 		if !strings.Contains(doc, "`"+key+"`") {

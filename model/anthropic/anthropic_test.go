@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"strings"
 	"sync"
@@ -562,5 +563,36 @@ func TestConnectionRefused(t *testing.T) {
 	wantKind(t, err, model.ErrNetwork)
 	if k := r.kinds(); len(k) != 2 || k[0] != model.ErrNetwork || k[1] != model.ErrNetwork {
 		t.Errorf("attempts %+v", r.attempts)
+	}
+}
+
+type captureTransport struct{ req *http.Request }
+
+func (c *captureTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	c.req = r
+	return &http.Response{StatusCode: 401, Header: http.Header{"Content-Type": {"application/json"}, "Request-Id": {"req_1"}}, Request: r,
+		Body: io.NopCloser(strings.NewReader(errorBody("authentication_error", "invalid x-api-key")))}, nil
+}
+
+// Without a BaseURL the client talks to Anthropic itself, and the
+// environment does not change where or with which key.
+func TestAnthropicDefaults(t *testing.T) {
+	t.Setenv("ANTHROPIC_BASE_URL", "http://127.0.0.1:1/elsewhere")
+	t.Setenv("ANTHROPIC_AUTH_TOKEN", "token-from-the-environment")
+	ct := &captureTransport{}
+	c, err := anthropic.New(anthropic.Config{APIKey: "sk-ant-x", Model: "claude-x", HTTPClient: &http.Client{Transport: ct}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = c.Generate(context.Background(), request())
+	me := wantKind(t, err, model.ErrAuth)
+	if !strings.Contains(me.Msg, "req_1") || me.Status != 401 {
+		t.Errorf("error %+v", me)
+	}
+	if u := ct.req.URL.String(); u != "https://api.anthropic.com/v1/messages" {
+		t.Errorf("url %s", u)
+	}
+	if h := ct.req.Header.Get("Authorization") + ct.req.Header.Get("X-Api-Key"); strings.Contains(h, "environment") || !strings.Contains(h, "sk-ant-x") {
+		t.Errorf("credentials %q", h)
 	}
 }

@@ -289,6 +289,11 @@ func classifyHTTP(e *model.Error, ae *sdk.Error) {
 	if ae.Code != "" {
 		e.Msg = ae.Code + ": " + e.Msg
 	}
+	if ae.Response != nil {
+		if id := ae.Response.Header.Get("X-Request-Id"); id != "" {
+			e.Msg += " (request-id " + id + ")"
+		}
+	}
 	switch ae.Code {
 	case "model_not_found": // an unknown model, whatever the status
 		e.Kind = model.ErrNotFound

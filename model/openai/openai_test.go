@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"net/http"
 	"strings"
 	"sync"
 	"testing"
@@ -565,5 +567,40 @@ func TestConnectionRefused(t *testing.T) {
 	wantKind(t, err, model.ErrNetwork)
 	if k := r.kinds(); len(k) != 2 || k[0] != model.ErrNetwork || k[1] != model.ErrNetwork {
 		t.Errorf("attempts %+v", r.attempts)
+	}
+}
+
+type captureTransport struct{ req *http.Request }
+
+func (c *captureTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	c.req = r
+	return &http.Response{StatusCode: 401, Header: http.Header{"Content-Type": {"application/json"}}, Request: r,
+		Body: io.NopCloser(strings.NewReader(errorBody("invalid_request_error", "invalid_api_key", "bad key")))}, nil
+}
+
+// Without a BaseURL the client talks to OpenAI itself: its URL, the
+// current output-bound field and a prompt cache key.
+func TestOpenAIDefaults(t *testing.T) {
+	ct := &captureTransport{}
+	c, err := openai.New(openai.Config{APIKey: "sk-x", Model: "gpt-5", MaxTokens: 300, HTTPClient: &http.Client{Transport: ct}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = c.Generate(context.Background(), request())
+	wantKind(t, err, model.ErrAuth)
+	if u := ct.req.URL.String(); u != "https://api.openai.com/v1/chat/completions" {
+		t.Errorf("url %s", u)
+	}
+	b, _ := io.ReadAll(ct.req.Body)
+	var w struct {
+		MaxCompletionTokens int    `json:"max_completion_tokens"`
+		MaxTokens           *int   `json:"max_tokens"`
+		PromptCacheKey      string `json:"prompt_cache_key"`
+	}
+	if err := json.Unmarshal(b, &w); err != nil {
+		t.Fatal(err)
+	}
+	if w.MaxCompletionTokens != 2000 || w.MaxTokens != nil || w.PromptCacheKey != "fractal/worker/root.2" {
+		t.Errorf("body %s", b)
 	}
 }

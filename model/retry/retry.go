@@ -147,8 +147,12 @@ func Do(ctx context.Context, p Policy, modelName string, call func(ctx context.C
 		last = me
 		wait := p.Backoff(n, me.RetryAfter, rand.Float64())
 		observe(ctx, n, modelName, err, wait)
-		if err := p.Sleep(ctx, wait); err != nil || ctx.Err() != nil {
+		serr := p.Sleep(ctx, wait)
+		if ctx.Err() != nil {
 			return model.Response{}, ctxError(ctx, modelName, last)
+		}
+		if serr != nil {
+			return model.Response{}, fmt.Errorf("retry: waiting %v before attempt %d: %w (last error: %w)", wait, n+1, serr, err)
 		}
 	}
 }

@@ -51,8 +51,11 @@ func makeXLSX(t *testing.T, pic []byte) []byte {
 		}
 	}
 	must(f.SetSheetName("Sheet1", "Data"))
-	for cell, v := range map[string]any{"A1": "region", "B1": "total", "A2": "north", "B2": 10, "A3": "south", "B3": 20, "A4": "all"} {
-		must(f.SetCellValue("Data", cell, v))
+	for _, cv := range []struct {
+		cell string
+		v    any
+	}{{"A1", "region"}, {"B1", "total"}, {"A2", "north"}, {"B2", 10}, {"A3", "south"}, {"B3", 20}, {"A4", "all"}} {
+		must(f.SetCellValue("Data", cv.cell, cv.v))
 	}
 	must(f.SetCellFormula("Data", "B4", "SUM(B2:B3)"))
 	must(f.MergeCell("Data", "A6", "C6"))

@@ -72,11 +72,11 @@ func (d osDir) Readlink(name string) (string, error)    { return os.Readlink(d.j
 // is for a path that cannot be opened or is not a regular file, or for the
 // end of ctx; a file that opens but cannot be read as its type gives an
 // Item with a Problem.
-func Inventory(ctx context.Context, p string) (Item, error) {
+func Inventory(ctx context.Context, path string) (Item, error) {
 	if err := ctx.Err(); err != nil {
 		return Item{}, err
 	}
-	return inspectFile(ctx, osDir(filepath.Dir(p)), filepath.Base(p), filepath.ToSlash(p))
+	return inspectFile(ctx, osDir(filepath.Dir(path)), filepath.Base(path), filepath.ToSlash(path))
 }
 
 // Folder examines every regular file under dir, sorted by path. Paths in
@@ -246,7 +246,7 @@ func inspectFile(ctx context.Context, o opener, name, shown string) (Item, error
 }
 
 // inspect fills it from the open file f. Only the end of ctx is an error.
-func inspect(ctx context.Context, f *os.File, it *Item) error {
+func inspect(ctx context.Context, f *os.File, it *Item) (retErr error) {
 	if it.Size == 0 {
 		it.Kind = KindEmpty
 		return nil
@@ -280,6 +280,16 @@ func inspect(ctx context.Context, f *os.File, it *Item) error {
 		return nil
 	}
 	err = nil
+	defer func() {
+		// excelize, pdfcpu and the zip and XML readers meet hostile input
+		// here; a crash in one of them is this file's problem, not the
+		// inventory's.
+		if r := recover(); r != nil {
+			appendProblem(it, fmt.Sprintf("the reader for this type of file failed on it (%v); what is listed may be incomplete", r))
+			checkExtension(it)
+			retErr = nil
+		}
+	}()
 	switch s {
 	case sniffZip:
 		err = inspectZip(ctx, f, it)

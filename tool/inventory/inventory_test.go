@@ -1,6 +1,7 @@
 package inventory
 
 import (
+	"archive/zip"
 	"bytes"
 	"context"
 	"errors"
@@ -194,10 +195,22 @@ func TestPDFEncrypted(t *testing.T) {
 func TestDamagedFiles(t *testing.T) {
 	pdf := makePDF(t, makePNG(t, 20, 10))
 	xlsx := makeXLSX(t, makePNG(t, 4, 4))
+	// Damage the data of one part: the directory is intact, the part's
+	// checksum is not.
 	flipped := bytes.Clone(xlsx)
-	// Damage the first part's data, after its local header: the
-	// directory is intact, the checksum is not.
-	flipped[60] ^= 0xFF
+	zr, err := zip.NewReader(bytes.NewReader(xlsx), int64(len(xlsx)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, zf := range zr.File {
+		if zf.Name == "xl/styles.xml" {
+			off, err := zf.DataOffset()
+			if err != nil {
+				t.Fatal(err)
+			}
+			flipped[off+5] ^= 0xFF
+		}
+	}
 	tests := []struct {
 		name    string
 		content []byte
@@ -222,6 +235,13 @@ func TestDamagedFiles(t *testing.T) {
 				t.Errorf("kind %s problem %q; want %s, %q", it.Kind, it.Problem, tc.kind, tc.problem)
 			}
 			contains(t, "markdown", Markdown([]Item{it}), "**could not be fully read**")
+			if tc.name == "flipped.xlsx" {
+				// excelize cannot open it; the package still names the
+				// sheets and what they carry.
+				if s := it.Spreadsheet; s == nil || len(s.Sheets) != 2 || s.Sheets[1].State != "hidden" || len(s.Sheets[0].Charts) != 1 {
+					t.Errorf("sheets from the package: %+v", s)
+				}
+			}
 		})
 	}
 }
@@ -278,6 +298,11 @@ func TestText(t *testing.T) {
 				t.Errorf("%+v", it.Text)
 			}
 			contains(t, "risks", risksOf(it), "UTF-16LE, not UTF-8")
+		}},
+		{"wide.csv", "\xff\xfea\x00,\x00b\x00\n\x001\x00\n\x00", func(t *testing.T, it Item) {
+			if it.Text.Encoding != EncodingUTF16LE || it.Text.CSV == nil || it.Text.CSV.HeaderColumns != 2 || it.Text.CSV.RaggedRows != 1 {
+				t.Errorf("%+v %+v", it.Text, it.Text.CSV)
+			}
 		}},
 		{"split.txt", strings.Repeat("é", 40000) + "\n", func(t *testing.T, it Item) {
 			// Two-byte characters straddle the 64 KiB read boundary.
@@ -450,8 +475,7 @@ func TestMarkdown(t *testing.T) {
 }
 
 // DA-B2: a chart sheet (a chart and no cells) and a very hidden sheet are
-// named; a workbook whose cells excelize cannot read still lists its
-// sheets from the package.
+// named.
 func TestSpreadsheetChartsheetAndVeryHidden(t *testing.T) {
 	f := excelize.NewFile()
 	defer f.Close()

@@ -247,8 +247,8 @@ func textRisks(t *Text, k Kind) []string {
 		for _, r := range c.RaggedExamples {
 			ex = append(ex, fmt.Sprintf("line %d: %s", r.Line, count(r.Fields, "field")))
 		}
-		add("%d of %d rows have a different number of fields than the header's %d (%s): columns may be shifted or cut",
-			c.RaggedRows, c.Records-1, c.HeaderColumns, list(ex))
+		add("%d of %d rows %s a different number of fields than the header's %d (%s): columns may be shifted or cut",
+			c.RaggedRows, c.Records-1, pl(c.RaggedRows, "has", "have"), c.HeaderColumns, list(ex))
 	}
 	if c.ParseError != "" {
 		add("reading the rows stopped at %s: the rows after it were not checked", c.ParseError)

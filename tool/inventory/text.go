@@ -35,7 +35,10 @@ func inspectText(ctx context.Context, f *os.File, it *Item) error {
 	t := &Text{Encoding: EncodingUTF8}
 	it.Text = t
 
-	var body io.Reader // the text as UTF-8, or as raw bytes when it is not
+	var (
+		body    io.Reader // the text as UTF-8, or as raw bytes when it is not
+		decoded string    // the text of a UTF-16 file, decoded
+	)
 	switch {
 	case bytes.HasPrefix(head, []byte{0xEF, 0xBB, 0xBF}):
 		t.BOM = true
@@ -64,7 +67,8 @@ func inspectText(ctx context.Context, f *os.File, it *Item) error {
 				u[i] = uint16(raw[2*i+1])<<8 | uint16(raw[2*i])
 			}
 		}
-		body = strings.NewReader(string(utf16.Decode(u)))
+		decoded = string(utf16.Decode(u))
+		body = strings.NewReader(decoded)
 	default:
 		body = io.NewSectionReader(f, 0, it.Size)
 	}
@@ -91,10 +95,7 @@ func inspectText(ctx context.Context, f *os.File, it *Item) error {
 	var records io.Reader
 	switch {
 	case t.Encoding == EncodingUTF16LE || t.Encoding == EncodingUTF16BE:
-		records = body.(*strings.Reader)
-		if _, err := body.(*strings.Reader).Seek(0, io.SeekStart); err != nil {
-			return fmt.Errorf("inventory: rewind %s: %w", it.Path, err)
-		}
+		records = strings.NewReader(decoded)
 	case t.BOM:
 		records = io.NewSectionReader(f, 3, it.Size-3)
 	default:

@@ -75,7 +75,7 @@ func TestToolFolder(t *testing.T) {
 		"`inputs/book.xlsx` — sheet \"Data\" holds 1 picture (D2 \"Logo\" PNG)",
 		"`inputs/book.xlsx` — sheet \"Secret\" is hidden",
 		"`inputs/scan.pdf` — page 2 holds only images and no text",
-		"`inputs/sub/ragged.csv` — 1 of 1 rows have a different number of fields",
+		"`inputs/sub/ragged.csv` — 1 of 1 rows has a different number of fields",
 		"### `inputs/sub/ragged.csv`",
 	} {
 		contains(t, "tool output", out, sub)
