@@ -2,6 +2,7 @@ package state
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/fractal-harness/fractal/model"
 	"github.com/fractal-harness/fractal/policy"
@@ -26,7 +27,12 @@ func (s *State) Apply(ev Event) {
 		x := ev.RunStarted
 		s.RunID, s.Policy, s.Model = x.RunID, x.Policy, x.Model
 		s.Stage = StageSubmitted
-		s.Inst[Session] = &Instance{ID: Session, Boundary: x.Boundary, Depth: -1, Mode: Idle}
+		root := &Instance{ID: Session, Boundary: x.Boundary, Depth: -1, Mode: Idle}
+		root.Packet.Contract = x.Root
+		if x.Root.TimeoutMs > 0 {
+			root.Packet.Deadline = ev.Time.Add(time.Duration(x.Root.TimeoutMs) * time.Millisecond)
+		}
+		s.Inst[Session] = root
 	case TContractRegistered:
 		x := ev.ContractRegistered
 		if _, ok := s.Contract[x.Contract.ID]; !ok {
@@ -88,7 +94,7 @@ func (s *State) Apply(ev Event) {
 		x := ev.EvidenceSubmitted
 		a := s.Attempt[x.Attempt]
 		e := x.Evidence
-		a.Evidence, a.Status = &e, AttemptSubmitted
+		a.Evidence, a.Status, a.Gates = &e, AttemptSubmitted, x.Gates
 		s.release(a)
 		// Submitting ends the capability that produced the evidence.
 		s.Inst[x.Instance].Mode = Idle
@@ -132,6 +138,21 @@ func (s *State) Apply(ev Event) {
 		s.Inst[ev.Merged.Instance].Merged = true
 	case TStageChanged:
 		s.Stage = ev.StageChanged.To
+	case THelpRequested:
+		in := s.Inst[ev.HelpRequested.Instance]
+		in.HelpRounds, in.HelpOpen = ev.HelpRequested.Round, true
+	case THelpDecided:
+		x := ev.HelpDecided
+		in := s.Inst[x.Instance]
+		in.HelpOpen = false
+		if x.Approved && x.Revision != nil {
+			in.Packet.Contract = *x.Revision
+		}
+		if x.Approved && !x.Deadline.IsZero() {
+			in.Packet.Deadline = x.Deadline
+		}
+	case TStallAlert:
+		s.Inst[ev.StallAlert.Instance].Stalls++
 	case TRunFinished:
 		x := *ev.RunFinished
 		s.Finished = &x
@@ -186,6 +207,7 @@ func (s *State) applyDelegated(x *Delegated) {
 		s.Inst[x.Child] = child
 	}
 	child.Packet = x.Packet
+	child.HelpRounds, child.HelpOpen = 0, false
 	t.Assignee = x.Child
 	t.Status = TaskRunning
 	t.Attempts = append(t.Attempts, x.Attempt)

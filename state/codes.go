@@ -37,6 +37,9 @@ const (
 	EChildrenOpen    Code = "E-CHILDREN-OPEN"
 	EBudget          Code = "E-BUDGET"
 	EWiden           Code = "E-WIDEN"
+	EConcurrency     Code = "E-CONCURRENCY"
+	EHelpRounds      Code = "E-HELP-ROUNDS"
+	EAcceptUngated   Code = "E-ACCEPT-UNGATED"
 	ENotDone         Code = "E-NOT-DONE"
 )
 
@@ -75,8 +78,11 @@ var Catalogue = []Entry{
 	{EVerdict, "a verdict differs from v(c,e): evidence that satisfies its contract was rejected", "refuse it; v is deterministic"},
 	{EDecision, "a decision differs from r(c,e,p) for the task's tally and the policy, or no decision is due", "refuse it; the policy decides"},
 	{EChildrenOpen, "a parent would merge or submit before every task of its plan is accepted (F-D9 rule 3)", "refuse it; supervise until all are accepted"},
-	{EWiden, "a child's work packet has a tool its parent's lacks or drops a parent's constraint, or a worker calls a tool outside its packet (F-D4.5)", "refuse it; a child can never do more than its parent"},
-	{EBudget, "a model call would start with the run's token budget spent", "refuse the call; the decision goes to the user"},
+	{EWiden, "a child's delegation contract is wider than its parent's in any dimension, or a worker calls a tool its contract does not grant (F-D4.5, DC3)", "refuse it; a child can never do more than its parent"},
+	{EConcurrency, "a parent would run more children at once than its contract's max_concurrent (DC6)", "refuse the delegation; the task waits for a running sibling to end"},
+	{EHelpRounds, "a request for help is out of turn or past the three rounds the host allows (DC4)", "refuse it; the child must adapt or give up"},
+	{EAcceptUngated, "evidence would be accepted although its submission gates (rules, quality review, delivery) did not pass (DC5)", "refuse the acceptance; a failed or missing review is never a pass"},
+	{EBudget, "a model call's worst case, or a child's budget, does not fit a budget on the way to the root (DC6)", "refuse it; the decision goes to the user"},
 	{ENotDone, "the run would finish as done with a top-level contract not accepted", "refuse it"},
 }
 

@@ -12,8 +12,10 @@ import (
 	"time"
 
 	"github.com/fractal-harness/fractal/contract"
+	"github.com/fractal-harness/fractal/gate"
 	"github.com/fractal-harness/fractal/model"
 	"github.com/fractal-harness/fractal/policy"
+	"github.com/fractal-harness/fractal/scope"
 )
 
 // Version is the event schema version this package writes and reads.
@@ -48,6 +50,9 @@ const (
 	TMerged             Type = "merged"
 	TStageChanged       Type = "stage_changed"
 	TRunFinished        Type = "run_finished"
+	THelpRequested      Type = "help_requested"
+	THelpDecided        Type = "help_decided"
+	TStallAlert         Type = "stall_alert"
 )
 
 // Event is one line of events.jsonl: an envelope and exactly one payload,
@@ -78,6 +83,9 @@ type Event struct {
 	Merged             *Merged             `json:"merged,omitempty"`
 	StageChanged       *StageChanged       `json:"stage_changed,omitempty"`
 	RunFinished        *RunFinished        `json:"run_finished,omitempty"`
+	HelpRequested      *HelpRequested      `json:"help_requested,omitempty"`
+	HelpDecided        *HelpDecided        `json:"help_decided,omitempty"`
+	StallAlert         *StallAlert         `json:"stall_alert,omitempty"`
 }
 
 // payloads returns the type of every payload that is set; a well-formed
@@ -108,6 +116,9 @@ func (e Event) payloads() []Type {
 	add(e.Merged != nil, TMerged)
 	add(e.StageChanged != nil, TStageChanged)
 	add(e.RunFinished != nil, TRunFinished)
+	add(e.HelpRequested != nil, THelpRequested)
+	add(e.HelpDecided != nil, THelpDecided)
+	add(e.StallAlert != nil, TStallAlert)
 	return out
 }
 
@@ -119,6 +130,9 @@ type RunStarted struct {
 	// Boundary is the run-relative folder that holds every instance's
 	// boundary ("work").
 	Boundary string `json:"boundary"`
+	// Root is the delegation contract of the run itself: every instance's
+	// contract descends from it (DC3).
+	Root scope.DelegationContract `json:"root"`
 }
 
 // Source says where a contract came from (F-A2): a discussion with the user,
@@ -210,16 +224,47 @@ type Delegated struct {
 }
 
 // Packet is the rest of F-D4.5's work packet ⟨contract, checkpoint, tools,
-// constraints⟩ (the contract travels beside it). A child inherits from its
-// parent's packet and can only narrow it: fewer tools, the same constraints
-// or more.
+// constraints⟩ (the task's contract travels beside it): the delegation
+// contract that bounds the child (DC1, DC2) — its tools, constraints,
+// paths, budget, timeouts, SOP and dispatch targets — and the absolute
+// deadline derived from its timeout, so a restart restores it exactly
+// (DC8). A child's packet only narrows its parent's (DC3).
 type Packet struct {
-	Checkpoint  string   `json:"checkpoint,omitempty"` // the parent's execution baseline
-	Tools       []string `json:"tools"`
-	Constraints []string `json:"constraints,omitempty"`
-	// MaxTokens caps the tokens of the instance's whole subtree; 0 means
-	// no cap of its own (the run's budget and its ancestors' still hold).
-	MaxTokens int64 `json:"max_tokens,omitempty"`
+	Checkpoint string                   `json:"checkpoint,omitempty"` // the parent's execution baseline
+	Contract   scope.DelegationContract `json:"contract"`
+	Deadline   time.Time                `json:"deadline,omitempty"`
+}
+
+// HelpRequested is a child's request_help (DC4): what it needs and why.
+// The host numbers the rounds; nothing the child writes counts them.
+type HelpRequested struct {
+	Instance string   `json:"instance"`
+	Round    int      `json:"round"`
+	Need     string   `json:"need"` // tools, read, budget, time
+	Items    []string `json:"items,omitempty"`
+	Tokens   int64    `json:"tokens,omitempty"`
+	Ms       int64    `json:"ms,omitempty"`
+	Reason   string   `json:"reason"`
+}
+
+// HelpDecided answers a request: approved as a temporary revision of the
+// child's contract (never beyond its parent's), or refused.
+type HelpDecided struct {
+	Instance string                    `json:"instance"`
+	Round    int                       `json:"round"`
+	Approved bool                      `json:"approved"`
+	By       string                    `json:"by"` // rules, meta, user, host
+	Revision *scope.DelegationContract `json:"revision,omitempty"`
+	Deadline time.Time                 `json:"deadline,omitempty"`
+	Note     string                    `json:"note"`
+}
+
+// StallAlert tells the parent that a child has made no progress for its
+// stall threshold (DC7). Nothing is killed: the parent decides.
+type StallAlert struct {
+	Instance string    `json:"instance"`
+	Since    time.Time `json:"since"`
+	Note     string    `json:"note"`
 }
 
 // Checkpoint is F-D8's checkpoint: the execution baseline of an attempt, so
@@ -312,7 +357,28 @@ type EvidenceSubmitted struct {
 	Evidence   contract.Evidence `json:"evidence"`
 	SelfReport []SelfCheck       `json:"self_report,omitempty"`
 	Summary    string            `json:"summary,omitempty"`
+	// Gates is what the submission gates found (DC5); the parent may
+	// accept only evidence that satisfies its contract and passed them.
+	Gates Gates `json:"gates"`
 }
+
+// Gates records the submission gates of DC5: the host's rule checks, the
+// Reviewer's quality review (fails closed), the delivery gate, and the
+// structured result the parent receives instead of raw text.
+type Gates struct {
+	Rules    []string    `json:"rules,omitempty"`    // rule-check problems
+	Review   string      `json:"review"`             // "passed", or why not
+	Delivery []string    `json:"delivery,omitempty"` // delivery-gate problems
+	Result   gate.Result `json:"result"`
+}
+
+// Passed reports whether every gate passed.
+func (g Gates) Passed() bool {
+	return len(g.Rules) == 0 && g.Review == ReviewPassed && len(g.Delivery) == 0
+}
+
+// ReviewPassed is Gates.Review for a passed quality review.
+const ReviewPassed = "passed"
 
 // AttemptStatus is F-D8's attempt status.
 type AttemptStatus string
@@ -324,6 +390,7 @@ const (
 	AttemptPassed      AttemptStatus = "passed"
 	AttemptFailed      AttemptStatus = "failed"
 	AttemptInterrupted AttemptStatus = "interrupted"
+	AttemptTimeout     AttemptStatus = "timeout" // its deadline passed (DC7)
 )
 
 // AttemptEnded ends an attempt without evidence: it failed (the model broke,
@@ -331,7 +398,7 @@ const (
 type AttemptEnded struct {
 	Instance string        `json:"instance"`
 	Attempt  string        `json:"attempt"`
-	Status   AttemptStatus `json:"status"` // failed or interrupted
+	Status   AttemptStatus `json:"status"` // failed, interrupted or timeout
 	Reason   string        `json:"reason"`
 	// Code is the Guard code that stopped the attempt, if one did (for
 	// example E-BUDGET).

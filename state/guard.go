@@ -8,6 +8,7 @@ import (
 	"github.com/fractal-harness/fractal/contract"
 	"github.com/fractal-harness/fractal/model"
 	"github.com/fractal-harness/fractal/policy"
+	"github.com/fractal-harness/fractal/scope"
 )
 
 // Guard judges ev against s without changing either (F-D12). It holds only
@@ -57,10 +58,8 @@ func Guard(s *State, ev Event) error {
 		if b := s.Policy.Budget.Tokens; b > 0 && int64(s.Usage.Total())+s.Reserved+need > b {
 			return violate(EBudget, "the run has used %d and reserved %d of its %d tokens; this call needs %d more", s.Usage.Total(), s.Reserved, b, x.Reserve)
 		}
-		for _, a := range s.path(x.Instance) {
-			if m := a.Packet.MaxTokens; m > 0 && a.TreeTokens+a.TreeReserved+need > m {
-				return violate(EBudget, "%s's budget: %d used and %d reserved of %d tokens; this call needs %d more", a.ID, a.TreeTokens, a.TreeReserved, m, x.Reserve)
-			}
+		if err := s.fitsBudgets(x.Instance, need); err != nil {
+			return err
 		}
 		return nil
 	case TModelAttempt:
@@ -95,12 +94,54 @@ func Guard(s *State, ev Event) error {
 		return writesInside(in, x.Writes)
 	case TRefused:
 		return nil
+	case THelpRequested:
+		x := ev.HelpRequested
+		if _, err := runningAttempt(s, x.Instance, s.currentAttemptID(x.Instance)); err != nil {
+			return err
+		}
+		in := s.Inst[x.Instance]
+		if x.Round != in.HelpRounds+1 {
+			return violate(EHelpRounds, "%s's request is round %d; the host counts %d before it", x.Instance, x.Round, in.HelpRounds)
+		}
+		if x.Round > MaxHelpRounds {
+			return violate(EHelpRounds, "%s has used its %d rounds of negotiation", x.Instance, MaxHelpRounds)
+		}
+		return nil
+	case THelpDecided:
+		x := ev.HelpDecided
+		in := s.Inst[x.Instance]
+		if in == nil || x.Round != in.HelpRounds || in.HelpOpen == false {
+			return violate(EHelpRounds, "no open request of %s in round %d", x.Instance, x.Round)
+		}
+		if x.Revision != nil {
+			if !x.Approved {
+				return violate(EEvent, "a refused request carries a revision")
+			}
+			p := s.Inst[in.Parent]
+			if err := scope.ValidateNarrowing(p.Packet.Contract, *x.Revision); err != nil {
+				return violate(EWiden, "%s's revision goes beyond its parent: %v", x.Instance, err)
+			}
+			for _, w := range x.Revision.Scope.Write {
+				if !within(w, in.Boundary) {
+					return violate(EBoundaryOverlap, "a revision would let %s write %q", x.Instance, w)
+				}
+			}
+		}
+		if !x.Deadline.IsZero() {
+			p := s.Inst[in.Parent]
+			if !p.Packet.Deadline.IsZero() && x.Deadline.After(p.Packet.Deadline) {
+				return violate(EWiden, "%s's new deadline is later than its parent's", x.Instance)
+			}
+		}
+		return nil
+	case TStallAlert:
+		return live(s, ev.StallAlert.Instance)
 	case TEvidenceSubmitted:
 		return guardEvidence(s, ev.EvidenceSubmitted)
 	case TAttemptEnded:
 		x := ev.AttemptEnded
-		if x.Status != AttemptFailed && x.Status != AttemptInterrupted {
-			return violate(EEvent, "attempt_ended with status %q; only failed or interrupted", x.Status)
+		if x.Status != AttemptFailed && x.Status != AttemptInterrupted && x.Status != AttemptTimeout {
+			return violate(EEvent, "attempt_ended with status %q; only failed, interrupted or timeout", x.Status)
 		}
 		_, err := runningAttempt(s, x.Instance, x.Attempt)
 		return err
@@ -193,6 +234,9 @@ func guardPlan(s *State, x *PlanRecorded) error {
 	}
 	if len(x.Tasks) == 0 {
 		return violate(EDAGCycle, "a plan needs at least one task")
+	}
+	if in.Packet.Contract.Constraints.NoSpawn {
+		return violate(EWiden, "%s is no_spawn: it may not delegate", x.Instance)
 	}
 	if in.Depth+1 > s.Policy.MaxDepth {
 		return violate(EDepth, "%s is at depth %d; children would exceed max_depth %d", x.Instance, in.Depth, s.Policy.MaxDepth)
@@ -391,20 +435,8 @@ func guardDelegated(s *State, x *Delegated) error {
 	default:
 		return violate(EOneHandler, "task %s is %s and cannot be delegated", x.Task, t.Status)
 	}
-	if x.Parent != Session {
-		for _, tl := range x.Packet.Tools {
-			if !slices.Contains(p.Packet.Tools, tl) {
-				return violate(EWiden, "%s would get tool %q, which %s does not have", x.Child, tl, x.Parent)
-			}
-		}
-		if m := p.Packet.MaxTokens; m > 0 && (x.Packet.MaxTokens == 0 || x.Packet.MaxTokens > m) {
-			return violate(EWiden, "%s would get a token budget of %d; %s has %d", x.Child, x.Packet.MaxTokens, x.Parent, m)
-		}
-		for _, c := range p.Packet.Constraints {
-			if !slices.Contains(x.Packet.Constraints, c) {
-				return violate(EWiden, "%s would drop %s's constraint %q", x.Child, x.Parent, c)
-			}
-		}
+	if err := guardPacket(s, p, x); err != nil {
+		return err
 	}
 	if existing != nil && existing.Parent != x.Parent {
 		return violate(EParent, "%s already has parent %s", x.Child, existing.Parent)
@@ -423,8 +455,8 @@ func guardToolStarted(s *State, x *ToolCallStarted) error {
 	if in.Mode == Idle || in.Mode == Delegate {
 		return violate(EOneMode, "%s calls %s in mode %q", x.Instance, x.Tool, in.Mode)
 	}
-	if x.Role == model.Worker && !slices.Contains(in.Packet.Tools, x.Tool) {
-		return violate(EWiden, "%s calls %s, which is not in its work packet", x.Instance, x.Tool)
+	if x.Role == model.Worker && !slices.Contains(in.Packet.Contract.Tools(), x.Tool) {
+		return violate(EWiden, "%s calls %s, which its delegation contract does not grant", x.Instance, x.Tool)
 	}
 	return writesInside(in, x.Writes)
 }
@@ -433,6 +465,96 @@ func writesInside(in *Instance, writes []string) error {
 	for _, w := range writes {
 		if !cleanRel(w) || !strictlyInside(w, in.Boundary) {
 			return violate(EBoundaryWrite, "%s may write only inside %q, not %q", in.ID, in.Boundary, w)
+		}
+		if in.ID == Session {
+			continue
+		}
+		ok := false
+		for _, dir := range in.Packet.Contract.Scope.Write {
+			if within(w, dir) {
+				ok = true
+			}
+		}
+		if !ok {
+			return violate(EBoundaryWrite, "%s's contract grants no write to %q (write scope %v)", in.ID, w, in.Packet.Contract.Scope.Write)
+		}
+	}
+	return nil
+}
+
+// guardPacket checks a delegation's packet against its parent's (DC3, DC6,
+// DC7): the contract narrows the parent's in every dimension, writes only
+// the child's own boundary, ends no later than the parent, takes its token
+// budget out of what the parent has free, and fits the parent's
+// concurrency.
+func guardPacket(s *State, p *Instance, x *Delegated) error {
+	pc, cc := p.Packet.Contract, x.Packet.Contract
+	if err := scope.ValidateDelegation(pc, cc); err != nil {
+		return violate(EWiden, "%s: %v", x.Child, err)
+	}
+	for _, w := range cc.Scope.Write {
+		if !within(w, x.Boundary) {
+			return violate(EBoundaryOverlap, "%s's contract would write %q, outside its boundary %q", x.Child, w, x.Boundary)
+		}
+	}
+	if x.Packet.Deadline.IsZero() || (!p.Packet.Deadline.IsZero() && x.Packet.Deadline.After(p.Packet.Deadline)) {
+		return violate(EWiden, "%s's deadline %v is missing or later than its parent's %v", x.Child, x.Packet.Deadline, p.Packet.Deadline)
+	}
+	if m := pc.Budget.MaxConcurrent; m > 0 && s.RunningChildren(p.ID) >= m {
+		return violate(EConcurrency, "%s already runs %d children, its limit", p.ID, m)
+	}
+	if free := s.FreeTokens(p.ID); cc.Budget.MaxTokens > free {
+		return violate(EBudget, "%s would get %d tokens; %s has %d free", x.Child, cc.Budget.MaxTokens, p.ID, free)
+	}
+	return nil
+}
+
+// committed is what instance a has promised or spent: its subtree's usage
+// and reservations, plus the unspent part of each running child's budget
+// (a child's budget is carved out of its parent's when it starts and the
+// unused part returns when it ends). onPath, when set, is the child through
+// which extra tokens are being spent: they come out of that child's carve.
+func (s *State) committed(a *Instance, onPath string, extra int64) int64 {
+	n := a.TreeTokens + a.TreeReserved + extra
+	for _, t := range a.Tasks {
+		if t.Status != TaskRunning && t.Status != TaskSubmitted {
+			continue
+		}
+		c := s.Inst[t.Assignee]
+		if c == nil {
+			continue
+		}
+		used := c.TreeTokens + c.TreeReserved
+		if c.ID == onPath {
+			used += extra
+		}
+		n += max(0, c.Packet.Contract.Budget.MaxTokens-used)
+	}
+	return n
+}
+
+// FreeTokens is what instance id can still give a new child.
+func (s *State) FreeTokens(id string) int64 {
+	a := s.Inst[id]
+	if a == nil {
+		return 0
+	}
+	return max(0, a.Packet.Contract.Budget.MaxTokens-s.committed(a, "", 0))
+}
+
+// fitsBudgets checks a model call of need tokens by id against every
+// budget on the path to the session (DC6).
+func (s *State) fitsBudgets(id string, need int64) error {
+	child := ""
+	for a := s.Inst[id]; a != nil; a = s.Inst[a.Parent] {
+		if m := a.Packet.Contract.Budget.MaxTokens; m > 0 {
+			if got := s.committed(a, child, need); got > m {
+				return violate(EBudget, "%s's budget of %d tokens: %d used or promised, this call needs %d more", a.ID, m, got-need, need)
+			}
+		}
+		child = a.ID
+		if a.ID == Session {
+			break
 		}
 	}
 	return nil
@@ -489,9 +611,12 @@ func guardVerdict(s *State, x *Verdict) error {
 		if !sat {
 			return violate(EAcceptUnsat, "%s would accept %s's evidence, but checks %v fail", x.By, x.Child, contract.Failed(*a.Evidence))
 		}
+		if !a.Gates.Passed() {
+			return violate(EAcceptUngated, "%s would accept %s's evidence, which did not pass its gates (review: %s)", x.By, x.Child, a.Gates.Review)
+		}
 	case policy.Reject:
-		if sat {
-			return violate(EVerdict, "%s would reject evidence that satisfies its contract", x.By)
+		if sat && a.Gates.Passed() {
+			return violate(EVerdict, "%s would reject evidence that satisfies its contract and passed its gates", x.By)
 		}
 	default:
 		return violate(EEvent, "unknown verdict %q", x.Verdict)

@@ -29,7 +29,7 @@ type State struct {
 	Reserved  int64                      `json:"reserved,omitempty"`
 	// RoleModelUsage splits usage by role and answering model, for cost.
 	RoleModelUsage map[model.Role]map[string]model.Usage `json:"role_model_usage,omitempty"`
-	Refusals  int                        `json:"refusals"`
+	Refusals       int                                   `json:"refusals"`
 }
 
 // Instance is F-D4's ⟨id, parent, boundary, processing⟩ plus what the host
@@ -64,7 +64,16 @@ type Instance struct {
 	// descendants: what its budget caps.
 	TreeTokens   int64 `json:"tree_tokens,omitempty"`
 	TreeReserved int64 `json:"tree_reserved,omitempty"`
+	// HelpRounds counts request_help rounds of the current attempt;
+	// HelpOpen is set while one awaits its decision (DC4).
+	HelpRounds int  `json:"help_rounds,omitempty"`
+	HelpOpen   bool `json:"help_open,omitempty"`
+	// Stalls counts stall alerts raised on the instance (DC7).
+	Stalls int `json:"stalls,omitempty"`
 }
+
+// MaxHelpRounds is how many times a child may ask for help in one attempt.
+const MaxHelpRounds = 3
 
 // OpenCall is a model call that started and has not finished.
 type OpenCall struct {
@@ -118,6 +127,7 @@ type Attempt struct {
 	Status     AttemptStatus      `json:"status"`
 	Checkpoint string             `json:"checkpoint,omitempty"`
 	Evidence   *contract.Evidence `json:"evidence,omitempty"`
+	Gates      Gates              `json:"gates"`
 	Feedback   string             `json:"feedback,omitempty"`
 	Reason     string             `json:"reason,omitempty"`
 }
@@ -125,12 +135,12 @@ type Attempt struct {
 // New returns the state before any event.
 func New() *State {
 	return &State{
-		Contract:  map[string]contract.Contract{},
-		Source:    map[string]Source{},
-		Inst:      map[string]*Instance{},
-		Attempt:   map[string]*Attempt{},
-		Handler:   map[string]string{},
-		RoleUsage: map[model.Role]model.Usage{},
+		Contract:       map[string]contract.Contract{},
+		Source:         map[string]Source{},
+		Inst:           map[string]*Instance{},
+		Attempt:        map[string]*Attempt{},
+		Handler:        map[string]string{},
+		RoleUsage:      map[model.Role]model.Usage{},
 		RoleModelUsage: map[model.Role]map[string]model.Usage{},
 	}
 }
@@ -242,12 +252,31 @@ func (s *State) NeedsPlan(id string) bool {
 	return false
 }
 
-// path returns the instance and its ancestors, nearest first, excluding
-// the session.
+// path returns the instance and its ancestors, nearest first, the session
+// last.
 func (s *State) path(id string) []*Instance {
 	var out []*Instance
-	for in := s.Inst[id]; in != nil && in.ID != Session; in = s.Inst[in.Parent] {
+	for in := s.Inst[id]; in != nil; in = s.Inst[in.Parent] {
 		out = append(out, in)
+		if in.ID == Session {
+			break
+		}
 	}
 	return out
+}
+
+func (s *State) currentAttemptID(id string) string {
+	if a := s.CurrentAttempt(id); a != nil {
+		return a.ID
+	}
+	return ""
+}
+
+// Granularity is g(c) for an instance: a no_spawn contract always builds.
+func (s *State) Granularity(id string) policy.Granularity {
+	in := s.Inst[id]
+	if in.Packet.Contract.Constraints.NoSpawn {
+		return policy.Direct
+	}
+	return policy.G(s.Contract[in.Contract], in.Depth, s.Policy)
 }
