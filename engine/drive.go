@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/fractal-harness/fractal/contract"
 	"github.com/fractal-harness/fractal/policy"
@@ -77,29 +78,51 @@ func (e *Engine) drive(ctx context.Context, id string) {
 		if a == nil || a.Status != state.AttemptRunning {
 			return
 		}
-		in := s.Inst[id]
 		attempt = a.ID
-		g = policy.G(s.Contract[in.Contract], in.Depth, s.Policy)
+		g = s.Granularity(id)
 	})
 	if attempt == "" {
 		return
 	}
+	e.progressed(id)
+	// DC7: the attempt ends at the contract's deadline, whatever it does.
+	dctx, cancel := e.withDeadline(ctx, id)
+	defer cancel()
 	var err error
 	if g == policy.Direct {
-		err = e.build(ctx, id, attempt)
+		err = e.build(dctx, id, attempt)
 	} else {
-		_, err = e.supervise(ctx, id, attempt)
+		_, err = e.supervise(dctx, id, attempt)
 	}
-	if err == nil || ctx.Err() != nil || errors.Is(err, errStopped) || e.failed() != nil {
+	if ctx.Err() != nil || e.failed() != nil {
 		return
 	}
-	// The attempt cannot go on (the model broke, the plan never came):
-	// it fails, and the parent decides by policy.
+	ended := &state.AttemptEnded{Instance: id, Attempt: attempt, Status: state.AttemptFailed}
+	switch {
+	case e.timedOut(id) && (err != nil || dctx.Err() != nil):
+		ended.Status, ended.Reason = state.AttemptTimeout, fmt.Sprintf("the deadline %s passed", e.deadlineOf(id).Format(time.RFC3339))
+	case err == nil || errors.Is(err, errStopped):
+		return
+	default:
+		ended.Reason = err.Error()
+	}
+	// The attempt cannot go on (the model broke, the plan never came, the
+	// deadline passed): it ends, and the parent decides by policy.
+	var still bool
+	e.view(func(s *state.State) {
+		a := s.Attempt[attempt]
+		still = a != nil && a.Status == state.AttemptRunning
+	})
+	if !still {
+		return
+	}
 	_ = e.enter(id, state.Idle)
-	ended := &state.AttemptEnded{Instance: id, Attempt: attempt, Status: state.AttemptFailed, Reason: err.Error()}
 	var v *state.Violation
 	if errors.As(err, &v) {
 		ended.Code = string(v.Code)
+	}
+	if ended.Status == state.AttemptTimeout {
+		ended.Code = ""
 	}
 	if cerr := e.commit(ctx, state.Event{Type: state.TAttemptEnded, AttemptEnded: ended}); cerr != nil && e.failed() == nil {
 		e.fail(cerr)
@@ -120,6 +143,7 @@ type job struct {
 // or with the questions the user must answer.
 func (e *Engine) supervise(ctx context.Context, id, attempt string) ([]string, error) {
 	wake := e.wakeCh(id)
+	refused := map[string]string{} // tasks whose spawn was refused → why
 	for {
 		if ctx.Err() != nil || e.failed() != nil {
 			return nil, errStopped
@@ -132,6 +156,7 @@ func (e *Engine) supervise(ctx context.Context, id, attempt string) ([]string, e
 			needPlan, all       bool
 			busy                int
 			replans             int
+			free                = -1 // children that may still start; -1: no limit
 		)
 		e.view(func(s *state.State) {
 			in := s.Inst[id]
@@ -139,6 +164,9 @@ func (e *Engine) supervise(ctx context.Context, id, attempt string) ([]string, e
 				needPlan = s.NeedsPlan(id)
 			}
 			replans = in.Replans
+			if m := in.Packet.Contract.Budget.MaxConcurrent; m > 0 {
+				free = max(0, m-s.RunningChildren(id))
+			}
 			if in.Plan == nil {
 				return
 			}
@@ -148,7 +176,7 @@ func (e *Engine) supervise(ctx context.Context, id, attempt string) ([]string, e
 				case t.Status == state.TaskSubmitted:
 					a := s.Attempt[t.Attempts[len(t.Attempts)-1]]
 					c := s.Contract[t.Contract]
-					verdicts = append(verdicts, job{task: t.ID, child: t.Assignee, attempt: a.ID, verdict: policy.V(c, *a.Evidence), failed: contract.Failed(*a.Evidence)})
+					verdicts = append(verdicts, job{task: t.ID, child: t.Assignee, attempt: a.ID, verdict: verdictOf(c, a), failed: contract.Failed(*a.Evidence)})
 					busy++
 				case t.Status.AwaitsDecision():
 					decisions = append(decisions, job{task: t.ID, child: t.Assignee})
@@ -206,21 +234,39 @@ func (e *Engine) supervise(ctx context.Context, id, attempt string) ([]string, e
 			}
 			continue
 		}
-		if len(ready) > 0 {
+		ready = slices.DeleteFunc(ready, func(t *state.Task) bool { _, no := refused[t.ID]; return no })
+		if len(ready) > 0 && free != 0 {
 			if err := e.enter(id, state.Delegate); err != nil {
 				return nil, err
 			}
 			// Delegations are recorded together and made durable once,
-			// before any child is launched.
+			// before any child is launched. At most max_concurrent
+			// children run at once; the rest wait (DC6).
 			var children []string
+			room := free
 			for _, t := range ready {
+				if room == 0 {
+					break
+				}
 				ev, err := e.delegation(id, t, replans)
+				if err == nil {
+					err = e.note(ev)
+				}
+				var v *state.Violation
+				if errors.As(err, &v) {
+					// A refused spawn (budget, daily limit) is recorded and
+					// goes to the user; the run does not crash, and the
+					// task is not offered again in this process.
+					if ev.Type == "" {
+						_ = e.note(state.Event{Type: state.TRefused, Refused: &state.Refused{Instance: id, Proposed: state.TDelegated, Code: string(v.Code), Detail: v.Detail}})
+					}
+					refused[t.ID] = fmt.Sprintf("%q cannot start: %s.", firstLine(t.ID), v.Detail)
+					continue
+				}
 				if err != nil {
 					return nil, err
 				}
-				if err := e.note(ev); err != nil {
-					return nil, err
-				}
+				room--
 				children = append(children, ev.Delegated.Child)
 			}
 			if err := e.flush(ctx); err != nil {
@@ -232,7 +278,9 @@ func (e *Engine) supervise(ctx context.Context, id, attempt string) ([]string, e
 			if err := e.enter(id, state.Supervise); err != nil {
 				return nil, err
 			}
-			continue
+			if len(children) > 0 {
+				continue
+			}
 		}
 		if all {
 			if err := e.enter(id, state.Supervise); err != nil {
@@ -242,6 +290,11 @@ func (e *Engine) supervise(ctx context.Context, id, attempt string) ([]string, e
 				return nil, nil
 			}
 			return nil, e.aggregate(ctx, id, attempt)
+		}
+		if busy == 0 {
+			for _, q := range refused {
+				asked = append(asked, q)
+			}
 		}
 		if len(asked) > 0 && busy == 0 {
 			if id == state.Session {
@@ -313,6 +366,15 @@ func (e *Engine) delegation(parent string, t *state.Task, replans int) (state.Ev
 				child = fmt.Sprintf("%s@%d", base, n)
 			}
 		}
+		packet, perr := e.childPacket(s, parent, t, e.cfg.Clock())
+		if perr != nil {
+			err = perr
+			return
+		}
+		if _, lerr := e.ledger.take(packet.Contract.Identity.AgentKind, packet.Contract.Budget.DailyLimit, e.cfg.Clock()); lerr != nil {
+			err = lerr
+			return
+		}
 		feedback := ""
 		if n := len(t.Attempts); n > 0 && t.Status == state.TaskRetry {
 			if a := s.Attempt[t.Attempts[n-1]]; a != nil {
@@ -321,15 +383,6 @@ func (e *Engine) delegation(parent string, t *state.Task, replans int) (state.Ev
 				} else if a.Reason != "" {
 					feedback = "Your previous attempt ended without a result: " + a.Reason
 				}
-			}
-		}
-		// F-D4.5: the child's packet inherits the parent's tools,
-		// constraints and checkpoint; a root gets the worker's tool set.
-		packet := state.Packet{Tools: workerToolNames}
-		if p := s.Inst[parent]; parent != state.Session {
-			packet = state.Packet{Tools: slices.Clone(p.Packet.Tools), Constraints: slices.Clone(p.Packet.Constraints)}
-			if a := s.CurrentAttempt(parent); a != nil {
-				packet.Checkpoint = a.Checkpoint
 			}
 		}
 		attempt := fmt.Sprintf("%s#%d", child, len(t.Attempts)+1)
@@ -427,7 +480,18 @@ func (e *Engine) aggregate(ctx context.Context, id, attempt string) error {
 	if ctx.Err() != nil {
 		return errStopped
 	}
-	return e.commit(ctx, state.Event{Type: state.TEvidenceSubmitted, EvidenceSubmitted: &state.EvidenceSubmitted{Instance: id, Attempt: attempt, Evidence: ev, Summary: "merged from accepted children"}})
+	// The children accounted for the SOP's steps between them.
+	var sop []string
+	e.view(func(s *state.State) { sop = s.Inst[id].Packet.Contract.SOP })
+	sub := submission{summary: "merged from the accepted work of its parts", accounted: map[int]string{}}
+	for i := range sop {
+		sub.accounted[i+1] = "done by the parts this work was split into"
+	}
+	g := e.gates(ctx, id, c, ev, sub)
+	if ctx.Err() != nil {
+		return errStopped
+	}
+	return e.commit(ctx, state.Event{Type: state.TEvidenceSubmitted, EvidenceSubmitted: &state.EvidenceSubmitted{Instance: id, Attempt: attempt, Evidence: ev, Summary: sub.summary, Gates: g}})
 }
 
 // superviseSession drives the session and, when every top-level contract is

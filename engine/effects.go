@@ -146,6 +146,9 @@ func (e *Engine) runTool(ctx context.Context, id string, role model.Role, reg *t
 	p, err := e.record(state.Event{Type: state.TToolCallStarted, ToolCallStarted: &state.ToolCallStarted{Instance: id, Call: cid, Tool: call.Name, Role: role, ArgsHash: hex.EncodeToString(sum[:8]), Writes: writes}})
 	if err != nil {
 		if v, ok := err.(*state.Violation); ok {
+			if v.Code == state.EBoundaryWrite || v.Code == state.EWiden {
+				e.violated(id)
+			}
 			return fail(string(v.Code), v.Detail)
 		}
 		return fail("E-HOST", err.Error())
@@ -170,11 +173,15 @@ func (e *Engine) runTool(ctx context.Context, id string, role model.Role, reg *t
 		fin.ErrCode, fin.Writes = code, nil
 		out = fail(code, strings.TrimPrefix(err.Error(), code+": "))
 		if strings.HasPrefix(code, "E-BOUNDARY") {
+			e.violated(id)
 			_ = e.note(state.Event{Type: state.TRefused, Refused: &state.Refused{Instance: id, Proposed: state.TToolCallStarted, Code: code, Detail: err.Error()}})
 		}
 	}
 	if err := e.note(state.Event{Type: state.TToolCallFinished, ToolCallFinished: fin}); err != nil {
 		return fail("E-HOST", err.Error())
+	}
+	if len(fin.Writes) > 0 {
+		e.progressed(id)
 	}
 	return out
 }
@@ -279,4 +286,15 @@ func reserve(req model.Request) int64 {
 		n += len(t.Name) + len(t.Description) + len(t.Schema)
 	}
 	return int64(n/2) + int64(req.MaxTokens)
+}
+
+// violated counts a refused reach outside an instance's folder or
+// contract; the submission's rule checks see it (DC5).
+func (e *Engine) violated(id string) {
+	e.progMu.Lock()
+	if e.violations == nil {
+		e.violations = map[string]int{}
+	}
+	e.violations[id]++
+	e.progMu.Unlock()
 }

@@ -25,6 +25,7 @@ import (
 
 	"github.com/fractal-harness/fractal/journal"
 	"github.com/fractal-harness/fractal/model"
+	"github.com/fractal-harness/fractal/scope"
 	"github.com/fractal-harness/fractal/state"
 )
 
@@ -56,6 +57,12 @@ type Config struct {
 	SnapshotEvery int
 	// Pool overrides the policy's pool size for this process when > 0.
 	Pool int
+	// Home is the user's fractal home (default $FRACTAL_HOME, else
+	// ~/.fractal): the daily spawn ledger and the user's blueprints live
+	// there.
+	Home string
+	// StallTick is how often the stall monitor looks (default 1s).
+	StallTick time.Duration
 }
 
 // Engine drives one run folder. Create or Open it, call Run, then Close.
@@ -84,6 +91,12 @@ type Engine struct {
 	txMu     sync.Mutex // guards tx, txEnd
 	tx       *os.File
 	txEnd    int64
+	blueprints map[string]scope.Blueprint
+	ledger     *ledger
+	progMu       sync.Mutex // guards lastProgress, stalled, violations
+	violations   map[string]int // instance → boundary refusals in its current attempt
+	lastProgress map[string]time.Time
+	stalled      map[string]bool
 	// questions raised by nested instances for the user (guarded by mu).
 	questions []string
 }
@@ -100,6 +113,17 @@ func (cfg *Config) defaults() error {
 	}
 	if cfg.SnapshotEvery <= 0 {
 		cfg.SnapshotEvery = 20000
+	}
+	if cfg.Home == "" {
+		cfg.Home = os.Getenv("FRACTAL_HOME")
+	}
+	if cfg.Home == "" {
+		if h, err := os.UserHomeDir(); err == nil {
+			cfg.Home = filepath.Join(h, ".fractal")
+		}
+	}
+	if cfg.StallTick <= 0 {
+		cfg.StallTick = time.Second
 	}
 	return nil
 }
@@ -187,10 +211,20 @@ func (e *Engine) commit(ctx context.Context, ev state.Event) error {
 		return err
 	}
 	if err := p.Wait(ctx); err != nil {
-		e.fail(fmt.Errorf("engine: journal write: %w", err))
-		return err
+		return e.waitFailed(ctx, err)
 	}
 	return e.maybeSnapshot(ctx)
+}
+
+// waitFailed sorts a failed wait: a cancelled context only stops the
+// caller (the event stays queued and is written anyway); anything else is a
+// journal fault that stops the run.
+func (e *Engine) waitFailed(ctx context.Context, err error) error {
+	if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+		return errStopped
+	}
+	e.fail(fmt.Errorf("engine: journal write: %w", err))
+	return err
 }
 
 // flush waits until every event recorded so far is durable.
@@ -202,8 +236,7 @@ func (e *Engine) flush(ctx context.Context) error {
 		return nil
 	}
 	if err := last.Wait(ctx); err != nil {
-		e.fail(fmt.Errorf("engine: journal write: %w", err))
-		return err
+		return e.waitFailed(ctx, err)
 	}
 	return e.maybeSnapshot(ctx)
 }

@@ -218,11 +218,12 @@ func TestPoolLimit(t *testing.T) {
 // events, the model is told, and nothing lands outside.
 func TestBoundaryRefusals(t *testing.T) {
 	tk, sc := loadDemo(t)
-	// The costs worker first tries three escapes, then does its work.
-	var costs *script.Session
+	// The costs worker's first attempt tries three escapes, then does its
+	// work; its second attempt just does the work.
+	var at int
 	for i := range sc.Sessions {
 		if sc.Sessions[i].Match == "cost lines" {
-			costs = &sc.Sessions[i]
+			at = i
 		}
 	}
 	escape := script.Turn{ToolCalls: []script.Call{
@@ -231,7 +232,10 @@ func TestBoundaryRefusals(t *testing.T) {
 		{Name: "write_file", Args: map[string]any{"path": "work/brief/costs/link/x.md", "content": "x"}},
 		{Name: "list_dir", Args: map[string]any{"path": "work/brief/costs"}},
 	}}
-	costs.Turns = append([]script.Turn{escape}, costs.Turns...)
+	first := sc.Sessions[at]
+	first.Attempt = 1
+	first.Turns = append([]script.Turn{escape}, first.Turns...)
+	sc.Sessions = append(sc.Sessions[:at], append([]script.Session{first}, sc.Sessions[at:]...)...)
 	dir := filepath.Join(t.TempDir(), "run")
 	e, err := engine.Create(dir, tk, engine.Config{Models: models(sc)})
 	if err != nil {
@@ -274,6 +278,19 @@ func TestBoundaryRefusals(t *testing.T) {
 	b, _ := os.ReadFile(filepath.Join(dir, "work/brief/sales/sales.md"))
 	if string(b) == "overwritten" {
 		t.Fatal("a sibling's file was overwritten")
+	}
+	// DC5: the attempt that tried to escape was not accepted, though its
+	// checks passed; the rule checks said why.
+	st, err := engine.Fold(context.Background(), dir, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a1 := st.Attempt["brief/costs#1"]
+	if a1.Status != state.AttemptFailed || len(a1.Gates.Rules) == 0 || !strings.Contains(a1.Gates.Rules[0], "outside its folder") {
+		t.Fatalf("escaping attempt: %s %+v", a1.Status, a1.Gates)
+	}
+	if st.Attempt["brief/costs#2"].Status != state.AttemptPassed {
+		t.Fatal("the honest second attempt was not accepted")
 	}
 }
 

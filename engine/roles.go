@@ -7,15 +7,16 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 
 	"github.com/fractal-harness/fractal/check"
 	"github.com/fractal-harness/fractal/contract"
 	"github.com/fractal-harness/fractal/model"
+	"github.com/fractal-harness/fractal/scope"
 	"github.com/fractal-harness/fractal/state"
 	"github.com/fractal-harness/fractal/tool"
 	"github.com/fractal-harness/fractal/tool/fs"
+	"github.com/fractal-harness/fractal/tool/inventory"
 )
 
 // The host's own tools: they end a loop rather than act on files, so the
@@ -35,16 +36,16 @@ var workerToolNames = []string{"read_file", "write_file", "list_dir"}
 const maxCorrections = 3
 
 var (
-	workerTools   = mustRegistry(fs.ReadFile(), fs.WriteFile(), fs.ListDir())
+	workerTools   = mustRegistry(fs.ReadFile(), fs.WriteFile(), fs.ListDir(), inventory.Tool())
 	readOnlyTools = mustRegistry(fs.ReadFile(), fs.ListDir())
 )
 
-// packetTools is the registry of the worker tools a packet grants.
+// packetTools is the registry of the worker tools a packet's contract
+// grants (F-D4.5, DC3): nothing else is even offered to the model.
 func packetTools(p state.Packet) *tool.Registry {
 	var ts []tool.Tool
-	for _, n := range workerTools.Specs() {
-		if slices.Contains(p.Tools, n.Name) {
-			t, _ := workerTools.Get(n.Name)
+	for _, name := range contractTools(p.Contract) {
+		if t, ok := workerTools.Get(name); ok {
 			ts = append(ts, t)
 		}
 	}
@@ -63,7 +64,8 @@ var declareDoneSpec = model.ToolSpec{
 	Name:        toolDeclareDone,
 	Description: "Say the work is finished. Give a short summary and, for every check of your contract, whether it passes and the evidence (a quotation from your files, with the file name). The host then evaluates the checks itself.",
 	Schema: json.RawMessage(`{"type":"object","properties":{"summary":{"type":"string"},` +
-		`"self_assessment":{"type":"array","items":{"type":"object","properties":{"check":{"type":"integer","description":"check number, from 1"},"pass":{"type":"boolean"},"evidence":{"type":"string"}},"required":["check","pass","evidence"]}}},` +
+		`"self_assessment":{"type":"array","items":{"type":"object","properties":{"check":{"type":"integer","description":"check number, from 1"},"pass":{"type":"boolean"},"evidence":{"type":"string"}},"required":["check","pass","evidence"]}},` +
+		`"sop":{"type":"array","description":"for each step of your SOP, where you did it","items":{"type":"object","properties":{"step":{"type":"integer"},"where":{"type":"string"}},"required":["step","where"]}}},` +
 		`"required":["summary","self_assessment"]}`),
 }
 
@@ -221,11 +223,15 @@ func (e *Engine) build(ctx context.Context, id, attempt string) error {
 		return err
 	}
 	env := tool.Env{Instance: id, RunRoot: e.dir, Boundary: in.Boundary, Readable: []string{InputsDir, parentBd}}
-	ss := e.newSession(id, model.Worker, workerSystem, e.workerPrompt(c, in.Boundary, parentBd, a), []model.ToolSpec{declareDoneSpec}, packetTools(in.Packet), env, c.Intent, a.Number)
+	ss := e.newSession(id, model.Worker, workerSystem, e.workerPrompt(c, in.Boundary, parentBd, a, in.Packet.Contract), []model.ToolSpec{declareDoneSpec}, packetTools(in.Packet), env, c.Intent, a.Number)
 	var (
-		self    []state.SelfCheck
-		summary string
+		self      []state.SelfCheck
+		summary   string
+		accounted = map[int]string{}
 	)
+	e.progMu.Lock()
+	delete(e.violations, id) // counted per attempt
+	e.progMu.Unlock()
 	err := ss.loop(ctx, map[string]hostTool{toolDeclareDone: func(call model.ToolCall) (bool, error) {
 		var args struct {
 			Summary string `json:"summary"`
@@ -234,6 +240,10 @@ func (e *Engine) build(ctx context.Context, id, attempt string) error {
 				Pass     bool   `json:"pass"`
 				Evidence string `json:"evidence"`
 			} `json:"self_assessment"`
+			SOP []struct {
+				Step  int    `json:"step"`
+				Where string `json:"where"`
+			} `json:"sop"`
 		}
 		if err := strictJSON(call.Args, &args); err != nil {
 			return false, tool.Errorf("E-ARGS", "declare_done: %v", err)
@@ -246,6 +256,10 @@ func (e *Engine) build(ctx context.Context, id, attempt string) error {
 			self = append(self, state.SelfCheck{Check: x.Check - 1, Pass: x.Pass, Evidence: x.Evidence})
 		}
 		summary = args.Summary
+		clear(accounted)
+		for _, st := range args.SOP {
+			accounted[st.Step] = st.Where
+		}
 		return true, nil
 	}})
 	if err != nil {
@@ -258,10 +272,14 @@ func (e *Engine) build(ctx context.Context, id, attempt string) error {
 	if ctx.Err() != nil {
 		return errStopped
 	}
-	return e.commit(ctx, state.Event{Type: state.TEvidenceSubmitted, EvidenceSubmitted: &state.EvidenceSubmitted{Instance: id, Attempt: attempt, Evidence: ev, SelfReport: self, Summary: summary}})
+	g := e.gates(ctx, id, c, ev, submission{summary: summary, accounted: accounted})
+	if ctx.Err() != nil {
+		return errStopped
+	}
+	return e.commit(ctx, state.Event{Type: state.TEvidenceSubmitted, EvidenceSubmitted: &state.EvidenceSubmitted{Instance: id, Attempt: attempt, Evidence: ev, SelfReport: self, Summary: summary, Gates: g}})
 }
 
-func (e *Engine) workerPrompt(c contract.Contract, boundary, parentBd string, a state.Attempt) string {
+func (e *Engine) workerPrompt(c contract.Contract, boundary, parentBd string, a state.Attempt, contractOf scope.DelegationContract) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Contract %s\nIntent:\n%s\n\n", c.ID, c.Intent)
 	fmt.Fprintf(&b, "Your folder (the only place you may write): %s\n", boundary)
@@ -273,7 +291,12 @@ func (e *Engine) workerPrompt(c contract.Contract, boundary, parentBd string, a 
 	if a.Feedback != "" {
 		fmt.Fprintf(&b, "\nThis is attempt %d. %s\n", a.Number, a.Feedback)
 	}
-	b.WriteString("\nWhen every check passes, call declare_done with a self-assessment for every check.")
+	b.WriteString("\n" + scope.Render(contractOf))
+	b.WriteString("\nWhen every check passes, call declare_done with a self-assessment for every check")
+	if len(contractOf.SOP) > 0 {
+		b.WriteString(" and, for every SOP step, where you did it")
+	}
+	b.WriteString(". If your contract is not enough for the work, call request_help (at most three times).")
 	return b.String()
 }
 

@@ -134,7 +134,7 @@ func Create(dir string, t Task, cfg Config) (*Engine, error) {
 	}
 	e := newEngine(abs, cfg, log, lock, state.New())
 	ctx := context.Background()
-	steps := []state.Event{{Type: state.TRunStarted, RunStarted: &state.RunStarted{RunID: runID, Policy: t.Policy, Model: t.Model, Boundary: WorkDir}}}
+	steps := []state.Event{{Type: state.TRunStarted, RunStarted: &state.RunStarted{RunID: runID, Policy: t.Policy, Model: t.Model, Boundary: WorkDir, Root: RootContract(t.Policy.Budget.Tokens)}}}
 	plan := &state.PlanRecorded{Instance: state.Session}
 	for _, tc := range t.Contracts {
 		steps = append(steps, state.Event{Type: state.TContractRegistered, ContractRegistered: &state.ContractRegistered{Contract: tc.Contract, Source: state.FromDiscussion, By: state.Session}})
@@ -168,6 +168,10 @@ func newEngine(dir string, cfg Config, log *journal.Log, lock *journal.RunLock, 
 	e.lastSnap = st.Seq
 	e.calls.Store(st.Seq)
 	e.progress = &progress{w: cfg.Progress}
+	e.ledger = &ledger{path: filepath.Join(cfg.Home, "ledger.json")}
+	if cfg.Home == "" {
+		e.ledger = nil
+	}
 	return e
 }
 
@@ -320,6 +324,16 @@ func (e *Engine) Run(ctx context.Context) (Result, error) {
 		e.view(func(s *state.State) { pool = s.Policy.Pool })
 	}
 	e.pool = make(chan struct{}, max(pool, 1))
+	bps, err := loadBlueprints(e.cfg.Home)
+	if err != nil {
+		return Result{}, err
+	}
+	e.blueprints = bps
+	e.wg.Add(1)
+	go func() {
+		defer e.wg.Done()
+		e.watchStalls(ctx, e.cfg.StallTick)
+	}()
 	if err := e.recover(ctx); err != nil {
 		return Result{}, err
 	}
@@ -352,7 +366,7 @@ func (e *Engine) recover(ctx context.Context) error {
 			}
 			a := s.CurrentAttempt(id)
 			building := a != nil && a.Status == state.AttemptRunning && id != state.Session &&
-				policy.G(s.Contract[in.Contract], in.Depth, s.Policy) == policy.Direct
+				s.Granularity(id) == policy.Direct
 			if building {
 				evs = append(evs, state.Event{Type: state.TAttemptEnded, AttemptEnded: &state.AttemptEnded{Instance: id, Attempt: a.ID, Status: state.AttemptInterrupted, Reason: "the host stopped while this attempt was working"}})
 				continue

@@ -156,6 +156,7 @@ type ContractRegistered struct {
 // PlanTask is one node of a plan's DAG.
 type PlanTask struct {
 	ID         string   `json:"id"`
+	Agent      string   `json:"agent,omitempty"` // blueprint id of the child's kind, if any
 	ContractID string   `json:"contract_id"`
 	Deps       []string `json:"deps,omitempty"`
 	// Boundary is the run-relative folder of the instance that will hold

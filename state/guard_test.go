@@ -5,10 +5,13 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/fractal-harness/fractal/contract"
+	"github.com/fractal-harness/fractal/gate"
 	"github.com/fractal-harness/fractal/model"
 	"github.com/fractal-harness/fractal/policy"
+	"github.com/fractal-harness/fractal/scope"
 )
 
 // scenario builds a State event by event through Step, so every fixture is
@@ -18,8 +21,17 @@ type scenario struct {
 	s *State
 }
 
+// base is the fixtures' clock: event n happens n seconds after it.
+var base = time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
+
 func (sc *scenario) ev(e Event) Event {
+	if e.Type == TDelegated && e.Delegated != nil && e.Delegated.Packet.Contract.Identity.AgentKind == "" && sc.s.Inst[e.Delegated.Parent] != nil {
+		d := *e.Delegated
+		d.Packet = packetFor(sc.s, d.Parent, d.Boundary, 100_000)
+		e.Delegated = &d
+	}
 	e.Seq, e.V = sc.s.Seq+1, Version
+	e.Time = base.Add(time.Duration(e.Seq) * time.Second)
 	return e
 }
 
@@ -55,19 +67,45 @@ func register(c contract.Contract, src Source, by string) Event {
 	return Event{Type: TContractRegistered, ContractRegistered: &ContractRegistered{Contract: c, Source: src, By: by}}
 }
 
-var allTools = []string{"read_file", "write_file", "list_dir"}
+// packetFor clones the parent's delegation contract down to the child's
+// folder (DC3), with the given token budget, ending an hour after base.
+func packetFor(s *State, parent, boundary string, tokens int64) Packet {
+	p := s.Inst[parent]
+	pc := p.Packet.Contract
+	read := []string{"inputs", p.Boundary}
+	if parent == Session {
+		read = []string{"inputs", boundary}
+	}
+	c, err := scope.Clone(pc, scope.Request{AgentKind: "general", Inherit: scope.InheritFull, DispatchTargets: pc.DispatchTargets,
+		Scope: scope.Scope{Read: read, Write: []string{boundary}}, Budget: scope.Budget{MaxTokens: tokens}})
+	if err != nil {
+		panic(err)
+	}
+	return Packet{Contract: c, Deadline: base.Add(time.Hour)}
+}
 
+// delegate's packet is cloned from the parent's when the event is
+// proposed (scenario.ev), as the engine does.
 func delegate(parent, task, child, cid, boundary, attempt string) Event {
-	return Event{Type: TDelegated, Delegated: &Delegated{Parent: parent, Task: task, Child: child, Contract: cid, Boundary: boundary, Attempt: attempt,
-		Packet: Packet{Tools: allTools, Constraints: []string{"no_network"}}}}
+	return Event{Type: TDelegated, Delegated: &Delegated{Parent: parent, Task: task, Child: child, Contract: cid, Boundary: boundary, Attempt: attempt}}
+}
+
+func rootContract() scope.DelegationContract {
+	c := scope.Root()
+	c.Constraints.NoNetwork = true
+	return c
 }
 
 func evidence(inst, attempt string, c contract.Contract, pass bool) Event {
-	e := contract.Evidence{ContractID: c.ID}
+	e := contract.Evidence{ContractID: c.ID, Artifacts: []string{"out.md"}}
 	for i := range c.Checks {
 		e.Results = append(e.Results, contract.Result{Check: i, Pass: pass})
 	}
-	return Event{Type: TEvidenceSubmitted, EvidenceSubmitted: &EvidenceSubmitted{Instance: inst, Attempt: attempt, Evidence: e}}
+	g := Gates{Review: ReviewPassed, Result: gate.Result{Status: gate.StatusCompleted, Summary: "done", Artifacts: e.Artifacts}}
+	if !pass {
+		g = Gates{Review: "not run: the checks do not pass", Result: gate.Result{Status: gate.StatusFailed, Summary: "not done"}}
+	}
+	return Event{Type: TEvidenceSubmitted, EvidenceSubmitted: &EvidenceSubmitted{Instance: inst, Attempt: attempt, Evidence: e, Gates: g}}
 }
 
 func verdict(by, child, task, attempt string, v policy.Verdict) Event {
@@ -78,7 +116,7 @@ func verdict(by, child, task, attempt string, v policy.Verdict) Event {
 // planned tasks a and b (b after a), delegated a, and sits in supervise.
 func started(t *testing.T, pol policy.Policy) *scenario {
 	sc := &scenario{t: t, s: New()}
-	sc.step(Event{Type: TRunStarted, RunStarted: &RunStarted{RunID: "t", Policy: pol, Model: "script", Boundary: "work"}})
+	sc.step(Event{Type: TRunStarted, RunStarted: &RunStarted{RunID: "t", Policy: pol, Model: "script", Boundary: "work", Root: rootContract()}})
 	sc.step(register(cRoot, FromDiscussion, Session))
 	sc.step(Event{Type: TPlanRecorded, PlanRecorded: &PlanRecorded{Instance: Session, Tasks: []PlanTask{{ID: "r", ContractID: cRoot.ID, Boundary: "work/r"}}}})
 	sc.step(mode(Session, Delegate))
@@ -110,6 +148,10 @@ func wantCode(t *testing.T, err error, code Code) {
 		t.Fatalf("want %s, got %s: %s", code, v.Code, v.Detail)
 	}
 }
+
+// widenMarker stands for a delegation widened after cloning, built once
+// the scenario exists.
+var widenMarker = Event{Type: TDelegated, Delegated: &Delegated{Parent: "r", Task: "b"}}
 
 // F-D12: every code of the catalogue is shown refusing the event it names.
 func TestGuardCodes(t *testing.T) {
@@ -195,13 +237,25 @@ func TestGuardCodes(t *testing.T) {
 			sc.step(mode("r", Idle))
 			sc.step(mode("r", Delegate))
 		},
-			Event{Type: TDelegated, Delegated: &Delegated{Parent: "r", Task: "b", Child: "r/b", Contract: cB.ID, Boundary: "work/r/b", Attempt: "r/b#1",
-				Packet: Packet{Tools: append(allTools, "shell"), Constraints: []string{"no_network"}}}}},
+			widenMarker},
 		{EBudget, func(sc *scenario) {
 			sc.step(Event{Type: TModelCallStarted, ModelCallStarted: &ModelCallStarted{Instance: "r/a", Call: "m1", Role: model.Worker}})
 			sc.step(Event{Type: TModelCallFinished, ModelCallFinished: &ModelCallFinished{Instance: "r/a", Call: "m1", Role: model.Worker, Usage: model.Usage{Input: int(pol.Budget.Tokens)}}})
 		}, Event{Type: TModelCallStarted, ModelCallStarted: &ModelCallStarted{Instance: "r/a", Call: "m2", Role: model.Worker}}},
 		{ENotDone, nil, Event{Type: TRunFinished, RunFinished: &RunFinished{Status: StageDone}}},
+		// DC5: checks that pass are not enough; the gates must pass too.
+		{EAcceptUngated, func(sc *scenario) {
+			ev := evidence("r/a", "r/a#1", cA, true)
+			ev.EvidenceSubmitted.Gates.Review = "not accepted: the reviewer submitted no verdict"
+			sc.step(ev)
+		}, verdict("r", "r/a", "a", "r/a#1", policy.Accept)},
+		// DC4: the host counts rounds; a fourth is refused.
+		{EHelpRounds, func(sc *scenario) {
+			for n := 1; n <= MaxHelpRounds; n++ {
+				sc.step(Event{Type: THelpRequested, HelpRequested: &HelpRequested{Instance: "r/a", Round: n, Need: "tools", Reason: "x"}})
+				sc.step(Event{Type: THelpDecided, HelpDecided: &HelpDecided{Instance: "r/a", Round: n, Note: "no"}})
+			}
+		}, Event{Type: THelpRequested, HelpRequested: &HelpRequested{Instance: "r/a", Round: MaxHelpRounds + 1, Need: "tools", Reason: "x"}}},
 	}
 	seen := map[Code]bool{}
 	for _, tc := range cases {
@@ -211,15 +265,21 @@ func TestGuardCodes(t *testing.T) {
 				tc.setup(sc)
 			}
 			before := sc.s.Seq
-			wantCode(t, sc.try(tc.event), tc.code)
+			ev := tc.event
+			if ev.Type == widenMarker.Type && ev.Delegated == widenMarker.Delegated {
+				ev = sc.widened("r", "b", "r/b", cB.ID, "work/r/b", "r/b#1", func(p *Packet) {
+					p.Contract.Capabilities.Allowed = append(p.Contract.Capabilities.Allowed, "shell")
+				})
+			}
+			wantCode(t, sc.try(ev), tc.code)
 			if sc.s.Seq != before {
 				t.Fatal("Guard changed the state")
 			}
 		})
 		seen[tc.code] = true
 	}
-	// ESeq and EDepth have tests of their own below.
-	seen[ESeq], seen[EDepth] = true, true
+	// ESeq, EDepth and EConcurrency have tests of their own below.
+	seen[ESeq], seen[EDepth], seen[EConcurrency] = true, true, true
 	for _, e := range Catalogue {
 		if !seen[e.Code] {
 			t.Errorf("code %s has no test", e.Code)
@@ -345,8 +405,16 @@ func TestCatalogueDocumented(t *testing.T) {
 	}
 }
 
-// F-D4.5: dropping a constraint is widening too, and a worker may call only
-// the tools of its packet.
+// widened is a delegation whose packet was edited after cloning.
+func (sc *scenario) widened(parent, task, child, cid, boundary, attempt string, edit func(*Packet)) Event {
+	ev := sc.ev(delegate(parent, task, child, cid, boundary, attempt))
+	edit(&ev.Delegated.Packet)
+	return ev
+}
+
+// F-D4.5, DC3: at every delegation the Guard checks that the child's
+// contract narrows its parent's in every dimension; a worker may call only
+// the tools its contract grants.
 func TestGuardPacketNarrows(t *testing.T) {
 	sc := started(t, policy.Default())
 	ev := Event{Type: TToolCallStarted, ToolCallStarted: &ToolCallStarted{Instance: "r/a", Call: "t1", Tool: "shell", Role: model.Worker}}
@@ -355,11 +423,45 @@ func TestGuardPacketNarrows(t *testing.T) {
 	sc.step(verdict("r", "r/a", "a", "r/a#1", policy.Accept))
 	sc.step(mode("r", Idle))
 	sc.step(mode("r", Delegate))
-	d := delegate("r", "b", "r/b", cB.ID, "work/r/b", "r/b#1")
-	d.Delegated.Packet.Constraints = nil
-	wantCode(t, sc.try(d), EWiden)
-	d.Delegated.Packet = Packet{Tools: []string{"read_file"}, Constraints: []string{"no_network", "read_only"}}
-	sc.step(d)
+	for name, edit := range map[string]func(*Packet){
+		"drops no_network":       func(p *Packet) { p.Contract.Constraints.NoNetwork = false },
+		"more tokens than r has": func(p *Packet) { p.Contract.Budget.MaxTokens = 30_000_000 },
+		"later deadline":         func(p *Packet) { p.Deadline = base.Add(100 * time.Hour) },
+		"no deadline":            func(p *Packet) { p.Deadline = time.Time{} },
+		"writes the parent":      func(p *Packet) { p.Contract.Scope.Write = []string{"work/r"} },
+		"longer timeout":         func(p *Packet) { p.Contract.TimeoutMs = scope.RootTimeoutMs + 1 },
+	} {
+		err := sc.try(sc.widened("r", "b", "r/b", cB.ID, "work/r/b", "r/b#1", edit))
+		var v *Violation
+		if !errors.As(err, &v) || (v.Code != EWiden && v.Code != EBudget && v.Code != EBoundaryOverlap) {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+	sc.step(sc.widened("r", "b", "r/b", cB.ID, "work/r/b", "r/b#1", func(p *Packet) {
+		p.Contract.Capabilities.Allowed = []string{"read_file"}
+		p.Contract.Constraints.ReadOnly = true
+		p.Contract.Scope.Write = nil
+	}))
+	// A read-only child may not write even its own folder.
+	sc.step(mode("r", Idle))
+	sc.step(mode("r", Supervise))
+	sc.step(mode("r/b", Build))
+	wantCode(t, sc.try(Event{Type: TToolCallStarted, ToolCallStarted: &ToolCallStarted{Instance: "r/b", Call: "t2", Tool: "read_file", Role: model.Worker, Writes: []string{"work/r/b/x.md"}}}), EBoundaryWrite)
+}
+
+// DC6: a parent runs at most max_concurrent children at once.
+func TestGuardConcurrency(t *testing.T) {
+	sc := &scenario{t: t, s: New()}
+	root := rootContract()
+	root.Budget.MaxConcurrent = 1
+	sc.step(Event{Type: TRunStarted, RunStarted: &RunStarted{RunID: "t", Policy: policy.Default(), Model: "script", Boundary: "work", Root: root}})
+	sc.step(register(cA, FromDiscussion, Session))
+	sc.step(register(cB, FromDiscussion, Session))
+	sc.step(Event{Type: TPlanRecorded, PlanRecorded: &PlanRecorded{Instance: Session, Tasks: []PlanTask{
+		{ID: "x", ContractID: cA.ID, Boundary: "work/x"}, {ID: "y", ContractID: cB.ID, Boundary: "work/y"}}}})
+	sc.step(mode(Session, Delegate))
+	sc.step(delegate(Session, "x", "x", cA.ID, "work/x", "x#1"))
+	wantCode(t, sc.try(delegate(Session, "y", "y", cB.ID, "work/y", "y#1")), EConcurrency)
 }
 
 // Hard budgets (issue #3, DC6): a call's worst case is reserved before it
@@ -369,21 +471,21 @@ func TestGuardReservations(t *testing.T) {
 	pol := policy.Default()
 	pol.Budget.Tokens = 10_000
 	sc := started(t, pol)
-	sc.s.Inst["r"].Packet.MaxTokens = 5_000 // r's subtree budget
+	sc.s.Inst["r/a"].Packet.Contract.Budget.MaxTokens = 5_000 // r/a's budget
 	start := func(call string, n int64) Event {
 		return Event{Type: TModelCallStarted, ModelCallStarted: &ModelCallStarted{Instance: "r/a", Call: call, Role: model.Worker, Reserve: n}}
 	}
 	sc.step(start("m1", 3_000))
 	wantCode(t, sc.try(start("m2", 2_500)), EBudget) // r's 5,000 would be exceeded by reservations alone
 	sc.step(Event{Type: TModelCallFinished, ModelCallFinished: &ModelCallFinished{Instance: "r/a", Call: "m1", Role: model.Worker, Model: "x", Usage: model.Usage{Input: 800, Output: 200}}})
-	if sc.s.Reserved != 0 || sc.s.Inst["r"].TreeTokens != 1000 || sc.s.Inst["r"].TreeReserved != 0 {
-		t.Fatalf("settle: reserved %d tree %d/%d", sc.s.Reserved, sc.s.Inst["r"].TreeTokens, sc.s.Inst["r"].TreeReserved)
+	if sc.s.Reserved != 0 || sc.s.Inst["r"].TreeTokens != 1000 || sc.s.Inst["r/a"].TreeReserved != 0 {
+		t.Fatalf("settle: reserved %d tree %d/%d", sc.s.Reserved, sc.s.Inst["r"].TreeTokens, sc.s.Inst["r/a"].TreeReserved)
 	}
 	sc.step(start("m2", 2_500)) // fits now that m1 settled at 1,000
 	wantCode(t, sc.try(start("m3", 1_600)), EBudget)
 	// A failed attempt releases what its open calls reserved.
 	sc.step(Event{Type: TAttemptEnded, AttemptEnded: &AttemptEnded{Instance: "r/a", Attempt: "r/a#1", Status: AttemptFailed, Reason: "x"}})
-	if sc.s.Reserved != 0 || sc.s.Inst["r"].TreeReserved != 0 {
+	if sc.s.Reserved != 0 || sc.s.Inst["r"].TreeReserved != 0 || sc.s.Inst["r/a"].TreeReserved != 0 {
 		t.Fatalf("reservations leaked: %d %d", sc.s.Reserved, sc.s.Inst["r"].TreeReserved)
 	}
 }

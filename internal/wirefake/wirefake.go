@@ -29,8 +29,11 @@ var (
 )
 
 // request rebuilds what the scripted model needs from the wire.
-func request(user string, firstUserText string, assistants int) model.Request {
+func request(user string, firstUserText string, assistants int, tools []string) model.Request {
 	req := model.Request{Attempt: 1}
+	for _, t := range tools {
+		req.Tools = append(req.Tools, model.ToolSpec{Name: t})
+	}
 	if rest, ok := strings.CutPrefix(user, "fractal/"); ok {
 		role, inst, _ := strings.Cut(rest, "/")
 		req.Role, req.Instance = model.Role(role), inst
@@ -89,6 +92,9 @@ func Anthropic(m model.Model) *Server {
 				Role    string          `json:"role"`
 				Content json.RawMessage `json:"content"`
 			} `json:"messages"`
+			Tools []struct {
+				Name string `json:"name"`
+			} `json:"tools"`
 		}
 		if err := json.NewDecoder(r.Body).Decode(&body); err != nil {
 			http.Error(w, `{"type":"error","error":{"type":"invalid_request_error","message":"bad json"}}`, 400)
@@ -102,7 +108,11 @@ func Anthropic(m model.Model) *Server {
 				first = textOf(msg.Content)
 			}
 		}
-		resp, err := m.Generate(r.Context(), request(body.Metadata.UserID, first, assistants))
+		var tools []string
+		for _, t := range body.Tools {
+			tools = append(tools, t.Name)
+		}
+		resp, err := m.Generate(r.Context(), request(body.Metadata.UserID, first, assistants, tools))
 		if err != nil {
 			w.Header().Set("content-type", "application/json")
 			w.WriteHeader(400)
@@ -167,6 +177,11 @@ func OpenAI(m model.Model) *Server {
 				Role    string          `json:"role"`
 				Content json.RawMessage `json:"content"`
 			} `json:"messages"`
+			Tools []struct {
+				Function struct {
+					Name string `json:"name"`
+				} `json:"function"`
+			} `json:"tools"`
 		}
 		if err := json.NewDecoder(r.Body).Decode(&body); err != nil {
 			http.Error(w, `{"error":{"message":"bad json","type":"invalid_request_error"}}`, 400)
@@ -183,7 +198,11 @@ func OpenAI(m model.Model) *Server {
 				}
 			}
 		}
-		resp, err := m.Generate(r.Context(), request(body.User, first, assistants))
+		var tools []string
+		for _, t := range body.Tools {
+			tools = append(tools, t.Function.Name)
+		}
+		resp, err := m.Generate(r.Context(), request(body.User, first, assistants, tools))
 		if err != nil {
 			w.Header().Set("content-type", "application/json")
 			w.WriteHeader(400)

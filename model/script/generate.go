@@ -61,12 +61,22 @@ func (s *Script) match(req model.Request) (int, *Session) {
 		if ss.Role != req.Role ||
 			(ss.Match != "" && !strings.Contains(req.Intent, ss.Match)) ||
 			(ss.Attempt != 0 && ss.Attempt != req.Attempt) ||
-			(ss.Instance != "" && ss.Instance != req.Instance) {
+			(ss.Instance != "" && ss.Instance != req.Instance) ||
+			(ss.Offers != "" && !offers(req, ss.Offers)) {
 			continue
 		}
 		return i, ss
 	}
 	return -1, nil
+}
+
+func offers(req model.Request, name string) bool {
+	for _, t := range req.Tools {
+		if t.Name == name {
+			return true
+		}
+	}
+	return false
 }
 
 func describeSession(i int, ss *Session) string {
@@ -79,6 +89,9 @@ func describeSession(i int, ss *Session) string {
 	}
 	if ss.Instance != "" {
 		parts = append(parts, fmt.Sprintf("instance %q", ss.Instance))
+	}
+	if ss.Offers != "" {
+		parts = append(parts, fmt.Sprintf("offers %q", ss.Offers))
 	}
 	return fmt.Sprintf("sessions[%d] (%s)", i, strings.Join(parts, ", "))
 }

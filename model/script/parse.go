@@ -224,6 +224,7 @@ var scriptShape = mapShape(
 		"match", scalarShape,
 		"attempt", intShape,
 		"instance", scalarShape,
+		"offers", scalarShape,
 		"turns", seqShape(mapShape(
 			"text", scalarShape,
 			"tool_calls", seqShape(mapShape(

@@ -46,7 +46,11 @@ type Session struct {
 	Match    string     `yaml:"match,omitempty"`    // substring of Request.Intent
 	Attempt  int        `yaml:"attempt,omitempty"`  // exact Request.Attempt
 	Instance string     `yaml:"instance,omitempty"` // exact Request.Instance
-	Turns    []Turn     `yaml:"turns"`
+	// Offers names a tool the request must offer, so one role's different
+	// jobs (a reviewer grading a statement, a reviewer giving a verdict)
+	// can be told apart.
+	Offers string `yaml:"offers,omitempty"`
+	Turns  []Turn `yaml:"turns"`
 }
 
 // Turn is one scripted assistant answer.

@@ -1,0 +1,286 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"syscall"
+	"time"
+
+	"github.com/fractal-harness/fractal/blueprints"
+	"github.com/fractal-harness/fractal/scope"
+	"github.com/fractal-harness/fractal/state"
+)
+
+// RootContract is the delegation contract of a run: scope's root with the
+// policy's token budget. Every instance's contract descends from it.
+func RootContract(budget int64) scope.DelegationContract {
+	c := scope.Root()
+	if budget > 0 {
+		c.Budget.MaxTokens = budget
+	}
+	c.Identity.AgentKind = "run"
+	return c
+}
+
+// DefaultAgent is the agent kind of a child whose plan names no blueprint.
+const DefaultAgent = "general"
+
+// childPacket derives a child's work packet from its parent's (F-D4.5,
+// DC3): the parent's delegation contract, cloned down to the child's own
+// folder, a share of the parent's free tokens, and a deadline no later than
+// the parent's. A task that names a blueprint starts from the blueprint's
+// request instead of full inheritance. Called with the state locked.
+func (e *Engine) childPacket(s *state.State, parent string, t *state.Task, now time.Time) (state.Packet, error) {
+	p := s.Inst[parent]
+	pc := p.Packet.Contract
+	// The carve: an even share of what the parent has free among the
+	// tasks that still have to start (this one included).
+	waiting := 0
+	for _, o := range p.Tasks {
+		switch o.Status {
+		case state.TaskAccepted, state.TaskRunning, state.TaskSubmitted, state.TaskAbandoned:
+		default:
+			waiting++
+		}
+	}
+	carve := s.FreeTokens(parent) / int64(max(waiting, 1))
+	if carve < 1 {
+		return state.Packet{}, &state.Violation{Code: state.EBudget, Detail: fmt.Sprintf("%s has no tokens left to give %s", parent, t.ID)}
+	}
+	req := scope.Request{AgentKind: DefaultAgent, Inherit: scope.InheritFull, DispatchTargets: pc.DispatchTargets}
+	if kind := e.agentOf(s, parent, t.ID); kind != "" {
+		bp, ok := e.blueprints[kind]
+		if !ok {
+			return state.Packet{}, fmt.Errorf("task %s names agent %q, which no blueprint defines", t.ID, kind)
+		}
+		req = bp.Request()
+	}
+	// Every child writes its own folder only and reads the inputs and its
+	// parent's folder (the accepted work of its siblings).
+	req.Scope = scope.Scope{Read: []string{InputsDir, p.Boundary}}
+	if !req.Constraints.ReadOnly {
+		req.Scope.Write = []string{t.Boundary}
+	}
+	if parent == state.Session {
+		req.Scope.Read = []string{InputsDir, t.Boundary}
+	}
+	if req.Budget.MaxTokens == 0 || req.Budget.MaxTokens > carve {
+		req.Budget.MaxTokens = carve
+	}
+	cc, err := scope.Clone(pc, req)
+	if err != nil {
+		return state.Packet{}, err
+	}
+	deadline := now.Add(time.Duration(cc.TimeoutMs) * time.Millisecond)
+	if !p.Packet.Deadline.IsZero() && deadline.After(p.Packet.Deadline) {
+		deadline = p.Packet.Deadline
+	}
+	packet := state.Packet{Contract: cc, Deadline: deadline}
+	if a := s.CurrentAttempt(parent); a != nil {
+		packet.Checkpoint = a.Checkpoint
+	}
+	return packet, nil
+}
+
+// agentOf is the agent kind a plan names for a task.
+func (e *Engine) agentOf(s *state.State, parent, task string) string {
+	p := s.Inst[parent]
+	if p.Plan == nil {
+		return ""
+	}
+	for _, pt := range p.Plan.Tasks {
+		if pt.ID == task {
+			return pt.Agent
+		}
+	}
+	return ""
+}
+
+// ledger counts spawns per agent kind per day in the user's fractal home,
+// so a daily limit holds across runs and restarts (DC6). A crash between
+// counting and delegating counts one spawn too many, never one too few.
+type ledger struct {
+	path string
+}
+
+type ledgerFile map[string]map[string]int // day → agent kind → spawns
+
+// take counts one spawn of kind today unless limit is reached.
+func (l *ledger) take(kind string, limit int, now time.Time) (int, error) {
+	if l == nil || l.path == "" {
+		return 0, nil
+	}
+	if err := os.MkdirAll(filepath.Dir(l.path), 0o755); err != nil {
+		return 0, fmt.Errorf("ledger: %w", err)
+	}
+	lock, err := os.OpenFile(l.path+".lock", os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return 0, fmt.Errorf("ledger: %w", err)
+	}
+	defer lock.Close()
+	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
+		return 0, fmt.Errorf("ledger: lock: %w", err)
+	}
+	defer syscall.Flock(int(lock.Fd()), syscall.LOCK_UN)
+	f := ledgerFile{}
+	if b, err := os.ReadFile(l.path); err == nil {
+		if err := json.Unmarshal(b, &f); err != nil {
+			return 0, fmt.Errorf("ledger %s is damaged: %w (move it away to start counting afresh)", l.path, err)
+		}
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return 0, fmt.Errorf("ledger: %w", err)
+	}
+	day := now.UTC().Format("2006-01-02")
+	for d := range f {
+		if d < now.UTC().AddDate(0, 0, -7).Format("2006-01-02") {
+			delete(f, d)
+		}
+	}
+	if f[day] == nil {
+		f[day] = map[string]int{}
+	}
+	n := f[day][kind]
+	if limit > 0 && n >= limit {
+		return n, &state.Violation{Code: EDailyLimit, Detail: fmt.Sprintf("agent kind %q has had its %d spawns today (limit %d)", kind, n, limit)}
+	}
+	f[day][kind] = n + 1
+	b, err := json.Marshal(f)
+	if err != nil {
+		return 0, err
+	}
+	tmp := l.path + ".tmp"
+	if err := os.WriteFile(tmp, b, 0o644); err != nil {
+		return 0, fmt.Errorf("ledger: %w", err)
+	}
+	return n + 1, os.Rename(tmp, l.path)
+}
+
+// EDailyLimit is the code of a spawn refused by the daily ledger. It is the
+// host's, not the Guard's: the ledger lives outside the run.
+const EDailyLimit = "E-DAILY-LIMIT"
+
+// deadlineOf returns the instance's deadline, zero if none.
+func (e *Engine) deadlineOf(id string) time.Time {
+	var d time.Time
+	e.view(func(s *state.State) {
+		if in := s.Inst[id]; in != nil {
+			d = in.Packet.Deadline
+		}
+	})
+	return d
+}
+
+// withDeadline bounds ctx by the instance's deadline (DC7).
+func (e *Engine) withDeadline(ctx context.Context, id string) (context.Context, context.CancelFunc) {
+	if d := e.deadlineOf(id); !d.IsZero() {
+		return context.WithDeadline(ctx, d)
+	}
+	return context.WithCancel(ctx)
+}
+
+// timedOut reports whether the instance's deadline has passed.
+func (e *Engine) timedOut(id string) bool {
+	d := e.deadlineOf(id)
+	return !d.IsZero() && !e.cfg.Clock().Before(d)
+}
+
+// progressed records progress of an instance for the stall monitor.
+func (e *Engine) progressed(id string) {
+	e.progMu.Lock()
+	if e.lastProgress == nil {
+		e.lastProgress = map[string]time.Time{}
+	}
+	e.lastProgress[id] = e.cfg.Clock()
+	delete(e.stalled, id)
+	e.progMu.Unlock()
+}
+
+// watchStalls raises a stall alert for every building instance that made
+// no progress for its contract's stall threshold (DC7). It never stops
+// anything: the alert is an event for the parent.
+func (e *Engine) watchStalls(ctx context.Context, tick time.Duration) {
+	t := time.NewTicker(tick)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		now := e.cfg.Clock()
+		var alerts []state.Event
+		e.progMu.Lock()
+		e.view(func(s *state.State) {
+			for id, in := range s.Inst {
+				a := s.CurrentAttempt(id)
+				th := in.Packet.Contract.StallThresholdMs
+				if id == state.Session || in.Retired || a == nil || a.Status != state.AttemptRunning || in.Mode != state.Build || th <= 0 {
+					continue
+				}
+				last, ok := e.lastProgress[id]
+				if !ok {
+					e.lastProgress[id] = now
+					continue
+				}
+				if now.Sub(last) >= time.Duration(th)*time.Millisecond && !e.stalled[id] {
+					if e.stalled == nil {
+						e.stalled = map[string]bool{}
+					}
+					e.stalled[id] = true
+					alerts = append(alerts, state.Event{Type: state.TStallAlert, StallAlert: &state.StallAlert{Instance: id, Since: last,
+						Note: fmt.Sprintf("no progress for %s (threshold %s)", now.Sub(last).Round(time.Millisecond), time.Duration(th)*time.Millisecond)}})
+				}
+			}
+		})
+		e.progMu.Unlock()
+		for _, ev := range alerts {
+			_ = e.note(ev)
+		}
+	}
+}
+
+// knownTools are the capability tools this engine can run; a contract may
+// grant others (web_fetch), which are then simply not offered.
+var knownTools = []string{"read_file", "write_file", "list_dir", "inventory"}
+
+// contractTools lists the tools a contract grants that the engine has.
+func contractTools(c scope.DelegationContract) []string {
+	var out []string
+	for _, t := range c.Tools() {
+		if slices.Contains(knownTools, t) {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// loadBlueprints returns the shipped blueprints and the user's own, from
+// <home>/blueprints/*.yaml (a user's blueprint replaces a shipped one of
+// the same id).
+func loadBlueprints(home string) (map[string]scope.Blueprint, error) {
+	out, err := blueprints.All()
+	if err != nil {
+		return nil, fmt.Errorf("shipped blueprints: %w", err)
+	}
+	if home == "" {
+		return out, nil
+	}
+	files, _ := filepath.Glob(filepath.Join(home, "blueprints", "*.yaml"))
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			return nil, err
+		}
+		bp, err := scope.ParseBlueprint(b, f)
+		if err != nil {
+			return nil, err
+		}
+		out[bp.ID] = bp
+	}
+	return out, nil
+}
