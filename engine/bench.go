@@ -42,8 +42,8 @@ func BenchTree(ctx context.Context, dir string, b TreeBench) (TreeResult, error)
 	t, sc := benchTask(b)
 	sc = sc.WithLatency(b.Latency)
 	e, err := Create(filepath.Join(dir, fmt.Sprintf("tree-%d", time.Now().UnixNano())), t, Config{
-		Models:        func(model.Role) model.Model { return sc },
-		NoTranscripts: false,
+		Models: func(model.Role) model.Model { return sc },
+		Home:   dir,
 	})
 	if err != nil {
 		return TreeResult{}, err
@@ -96,6 +96,7 @@ func benchTask(b TreeBench) (Task, *script.Script) {
 	pol := policy.Default()
 	pol.MaxDepth, pol.Pool, pol.GranularityThreshold = 2, b.Pool, 1
 	pol.MaxTurns = b.Turns + 2
+	pol.MaxConcurrent = max(b.Branching, b.Pool)
 	pol.Budget.Tokens = 0
 	var rootChecks []contract.Check
 	for i := range n {
@@ -162,7 +163,7 @@ func BenchFold(ctx context.Context, dir string, n int) (FoldResult, error) {
 	t, _ := benchTask(TreeBench{Branching: 2, Turns: 2, Pool: 1})
 	runDir := filepath.Join(dir, fmt.Sprintf("fold-%d", time.Now().UnixNano()))
 	noModel := func(model.Role) model.Model { return nil }
-	e, err := Create(runDir, t, Config{Models: noModel})
+	e, err := Create(runDir, t, Config{Models: noModel, Home: dir})
 	if err != nil {
 		return FoldResult{}, err
 	}
@@ -214,7 +215,7 @@ func BenchFold(ctx context.Context, dir string, n int) (FoldResult, error) {
 		return FoldResult{}, err
 	}
 	// Write the snapshot a run leaves when it stops, then time a resume.
-	e2, err := Open(runDir, Config{Models: noModel})
+	e2, err := Open(runDir, Config{Models: noModel, Home: dir})
 	if err != nil {
 		return FoldResult{}, err
 	}
@@ -222,7 +223,7 @@ func BenchFold(ctx context.Context, dir string, n int) (FoldResult, error) {
 		return FoldResult{}, err
 	}
 	start = time.Now()
-	e3, err := Open(runDir, Config{Models: noModel})
+	e3, err := Open(runDir, Config{Models: noModel, Home: dir})
 	resume := time.Since(start)
 	if err != nil {
 		return FoldResult{}, err

@@ -12,17 +12,21 @@ import (
 	"time"
 
 	"github.com/fractal-harness/fractal/blueprints"
+	"github.com/fractal-harness/fractal/policy"
 	"github.com/fractal-harness/fractal/scope"
 	"github.com/fractal-harness/fractal/state"
 )
 
 // RootContract is the delegation contract of a run: scope's root with the
-// policy's token budget. Every instance's contract descends from it.
-func RootContract(budget int64) scope.DelegationContract {
+// policy's token budget, concurrency and daily limit. Every instance's
+// contract descends from it.
+func RootContract(p policy.Policy) scope.DelegationContract {
 	c := scope.Root()
-	if budget > 0 {
-		c.Budget.MaxTokens = budget
+	if p.Budget.Tokens > 0 {
+		c.Budget.MaxTokens = p.Budget.Tokens
 	}
+	c.Budget.MaxConcurrent = p.MaxConcurrent
+	c.Budget.DailyLimit = p.DailyLimit
 	c.Identity.AgentKind = "run"
 	return c
 }

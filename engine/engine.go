@@ -80,20 +80,20 @@ type Engine struct {
 	last     *journal.Pending
 	wake     map[string]chan struct{}
 
-	pool     chan struct{}
-	calls    atomic.Int64
-	running  sync.Map // instance id → struct{}: has a driver goroutine
-	wg       sync.WaitGroup
-	fatalMu  sync.Mutex
-	fatal    error
-	cancel   context.CancelFunc
-	progress *progress
-	txMu     sync.Mutex // guards tx, txEnd
-	tx       *os.File
-	txEnd    int64
-	blueprints map[string]scope.Blueprint
-	ledger     *ledger
-	progMu       sync.Mutex // guards lastProgress, stalled, violations
+	pool         chan struct{}
+	calls        atomic.Int64
+	running      sync.Map // instance id → struct{}: has a driver goroutine
+	wg           sync.WaitGroup
+	fatalMu      sync.Mutex
+	fatal        error
+	cancel       context.CancelFunc
+	progress     *progress
+	txMu         sync.Mutex // guards tx, txEnd
+	tx           *os.File
+	txEnd        int64
+	blueprints   map[string]scope.Blueprint
+	ledger       *ledger
+	progMu       sync.Mutex     // guards lastProgress, stalled, violations
 	violations   map[string]int // instance → boundary refusals in its current attempt
 	lastProgress map[string]time.Time
 	stalled      map[string]bool

@@ -48,6 +48,9 @@ func loadDemo(t *testing.T) (engine.Task, *script.Script) {
 	return spec.Task, sc
 }
 
+// home is a fresh fractal home, so the daily ledger starts empty.
+func home(t *testing.T) string { return filepath.Join(t.TempDir(), "home") }
+
 func models(m model.Model) func(model.Role) model.Model {
 	return func(model.Role) model.Model { return m }
 }
@@ -56,7 +59,7 @@ func models(m model.Model) func(model.Role) model.Model {
 func run(t *testing.T, tk engine.Task, m model.Model) (string, engine.Result) {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "run")
-	e, err := engine.Create(dir, tk, engine.Config{Models: models(m)})
+	e, err := engine.Create(dir, tk, engine.Config{Models: models(m), Home: home(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -217,6 +220,7 @@ func TestPoolLimit(t *testing.T) {
 // "..", or through a symlink out of its folder is refused; the refusals are
 // events, the model is told, and nothing lands outside.
 func TestBoundaryRefusals(t *testing.T) {
+	h := home(t)
 	tk, sc := loadDemo(t)
 	// The costs worker's first attempt tries three escapes, then does its
 	// work; its second attempt just does the work.
@@ -237,7 +241,7 @@ func TestBoundaryRefusals(t *testing.T) {
 	first.Turns = append([]script.Turn{escape}, first.Turns...)
 	sc.Sessions = append(sc.Sessions[:at], append([]script.Session{first}, sc.Sessions[at:]...)...)
 	dir := filepath.Join(t.TempDir(), "run")
-	e, err := engine.Create(dir, tk, engine.Config{Models: models(sc)})
+	e, err := engine.Create(dir, tk, engine.Config{Models: models(sc), Home: h})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -356,16 +360,17 @@ func TestReassign(t *testing.T) {
 // DA-A4: a second process cannot open a live run; a finished run reopens
 // and reports done without doing anything.
 func TestRunLockAndReopen(t *testing.T) {
+	h := home(t)
 	tk, sc := loadDemo(t)
 	dir := filepath.Join(t.TempDir(), "run")
-	e, err := engine.Create(dir, tk, engine.Config{Models: models(sc)})
+	e, err := engine.Create(dir, tk, engine.Config{Models: models(sc), Home: h})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := engine.Open(dir, engine.Config{Models: models(sc)}); err == nil || !strings.Contains(err.Error(), "in use") {
+	if _, err := engine.Open(dir, engine.Config{Models: models(sc), Home: h}); err == nil || !strings.Contains(err.Error(), "in use") {
 		t.Fatalf("second open: %v", err)
 	}
-	if _, err := engine.Create(dir, tk, engine.Config{Models: models(sc)}); err == nil {
+	if _, err := engine.Create(dir, tk, engine.Config{Models: models(sc), Home: h}); err == nil {
 		t.Fatal("Create over an existing run succeeded")
 	}
 	if _, err := e.Run(context.Background()); err != nil {
@@ -373,7 +378,7 @@ func TestRunLockAndReopen(t *testing.T) {
 	}
 	_ = e.Close()
 	n := len(events(t, dir))
-	e2, err := engine.Open(dir, engine.Config{Models: models(sc)})
+	e2, err := engine.Open(dir, engine.Config{Models: models(sc), Home: h})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -390,10 +395,11 @@ func TestRunLockAndReopen(t *testing.T) {
 // A run stopped by its context (Ctrl-C) resumes to the same result, and
 // accepts no task twice.
 func TestCancelAndResume(t *testing.T) {
+	h := home(t)
 	tk, sc := loadDemo(t)
 	slow := sc.WithLatency(30 * time.Millisecond)
 	dir := filepath.Join(t.TempDir(), "run")
-	e, err := engine.Create(dir, tk, engine.Config{Models: models(slow)})
+	e, err := engine.Create(dir, tk, engine.Config{Models: models(slow), Home: h})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -403,7 +409,7 @@ func TestCancelAndResume(t *testing.T) {
 		t.Fatal("a cancelled run reported success")
 	}
 	_ = e.Close()
-	e2, err := engine.Open(dir, engine.Config{Models: models(sc)})
+	e2, err := engine.Open(dir, engine.Config{Models: models(sc), Home: h})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -102,6 +102,9 @@ type session struct {
 	tools    *tool.Registry
 	env      tool.Env
 	maxTurns int
+	// replies are host tools that answer without ending the session or
+	// counting as a correction (request_help).
+	replies map[string]func(model.ToolCall) string
 }
 
 func (e *Engine) newSession(id string, role model.Role, system, prompt string, host []model.ToolSpec, tools *tool.Registry, env tool.Env, intent string, attemptNo int) *session {
@@ -160,6 +163,10 @@ func (ss *session) loop(ctx context.Context, host map[string]hostTool) error {
 				}
 				results = append(results, model.ToolResult{CallID: call.ID, IsError: true,
 					Content: fmt.Sprintf("E-ARGS: the arguments of %s are not valid JSON: %.200q. Send one JSON object matching the tool's schema.", call.Name, call.Invalid)})
+				continue
+			}
+			if r, ok := ss.replies[call.Name]; ok {
+				results = append(results, model.ToolResult{CallID: call.ID, Content: r(call)})
 				continue
 			}
 			if h, ok := host[call.Name]; ok {
@@ -222,8 +229,19 @@ func (e *Engine) build(ctx context.Context, id, attempt string) error {
 	if err := os.MkdirAll(abs, 0o755); err != nil {
 		return err
 	}
-	env := tool.Env{Instance: id, RunRoot: e.dir, Boundary: in.Boundary, Readable: []string{InputsDir, parentBd}}
-	ss := e.newSession(id, model.Worker, workerSystem, e.workerPrompt(c, in.Boundary, parentBd, a, in.Packet.Contract), []model.ToolSpec{declareDoneSpec}, packetTools(in.Packet), env, c.Intent, a.Number)
+	env := tool.Env{Instance: id, RunRoot: e.dir, Boundary: in.Boundary, Readable: readable(in.Packet.Contract, in.Boundary)}
+	ss := e.newSession(id, model.Worker, workerSystem, e.workerPrompt(c, in.Boundary, parentBd, a, in.Packet.Contract), []model.ToolSpec{declareDoneSpec, requestHelpSpec}, packetTools(in.Packet), env, c.Intent, a.Number)
+	ss.replies = map[string]func(model.ToolCall) string{toolRequestHelp: func(call model.ToolCall) string {
+		reply := e.requestHelp(ctx, id, call.Args)
+		// An approved revision changes what the worker may use from its
+		// next turn on.
+		var p state.Packet
+		e.view(func(s *state.State) { p = s.Inst[id].Packet })
+		ss.tools = packetTools(p)
+		ss.env.Readable = readable(p.Contract, in.Boundary)
+		ss.req.Tools = append(ss.tools.Specs(), declareDoneSpec, requestHelpSpec)
+		return reply
+	}}
 	var (
 		self      []state.SelfCheck
 		summary   string

@@ -134,7 +134,7 @@ func Create(dir string, t Task, cfg Config) (*Engine, error) {
 	}
 	e := newEngine(abs, cfg, log, lock, state.New())
 	ctx := context.Background()
-	steps := []state.Event{{Type: state.TRunStarted, RunStarted: &state.RunStarted{RunID: runID, Policy: t.Policy, Model: t.Model, Boundary: WorkDir, Root: RootContract(t.Policy.Budget.Tokens)}}}
+	steps := []state.Event{{Type: state.TRunStarted, RunStarted: &state.RunStarted{RunID: runID, Policy: t.Policy, Model: t.Model, Boundary: WorkDir, Root: RootContract(t.Policy)}}}
 	plan := &state.PlanRecorded{Instance: state.Session}
 	for _, tc := range t.Contracts {
 		steps = append(steps, state.Event{Type: state.TContractRegistered, ContractRegistered: &state.ContractRegistered{Contract: tc.Contract, Source: state.FromDiscussion, By: state.Session}})

@@ -67,6 +67,11 @@ type Policy struct {
 	MaxTurns int `json:"max_turns" yaml:"max_turns"`
 	// ModelTimeout bounds one model call.
 	ModelTimeout time.Duration `json:"model_timeout" yaml:"model_timeout"`
+	// MaxConcurrent is how many children one instance may run at once,
+	// and DailyLimit how many spawns of one agent kind a day, unless a
+	// blueprint sets less (DC6).
+	MaxConcurrent int `json:"max_concurrent" yaml:"max_concurrent"`
+	DailyLimit    int `json:"daily_limit" yaml:"daily_limit"`
 }
 
 // Default returns the documented defaults (docs/policy.md).
@@ -84,6 +89,8 @@ func Default() Policy {
 		Pool:                 4,
 		MaxTurns:             60,
 		ModelTimeout:         60 * time.Minute,
+		MaxConcurrent:        8,
+		DailyLimit:           10_000,
 	}
 }
 
@@ -108,6 +115,8 @@ func (p Policy) Validate() error {
 		return fmt.Errorf("policy: max_turns must be at least 1, got %d", p.MaxTurns)
 	case p.ModelTimeout <= 0:
 		return fmt.Errorf("policy: model_timeout must be positive")
+	case p.MaxConcurrent < 1 || p.DailyLimit < 1:
+		return fmt.Errorf("policy: max_concurrent and daily_limit must be at least 1")
 	}
 	return nil
 }

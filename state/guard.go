@@ -126,6 +126,9 @@ func Guard(s *State, ev Event) error {
 					return violate(EBoundaryOverlap, "a revision would let %s write %q", x.Instance, w)
 				}
 			}
+			if more := x.Revision.Budget.MaxTokens - in.Packet.Contract.Budget.MaxTokens; more > 0 && more > s.FreeTokens(p.ID) {
+				return violate(EBudget, "a revision would give %s %d more tokens; %s has %d free", x.Instance, more, p.ID, s.FreeTokens(p.ID))
+			}
 		}
 		if !x.Deadline.IsZero() {
 			p := s.Inst[in.Parent]

@@ -51,6 +51,8 @@ type PolicyFields struct {
 	Pool                 *int     `yaml:"pool"`
 	MaxTurns             *int     `yaml:"max_turns"`
 	ModelTimeout         *string  `yaml:"model_timeout"`
+	MaxConcurrent        *int     `yaml:"max_concurrent"`
+	DailyLimit           *int     `yaml:"daily_limit"`
 }
 
 // Apply returns p with the set fields overridden.
@@ -70,6 +72,8 @@ func (f *PolicyFields) Apply(p policy.Policy) (policy.Policy, error) {
 	setI(&p.MaxReplans, f.MaxReplans)
 	setI(&p.Pool, f.Pool)
 	setI(&p.MaxTurns, f.MaxTurns)
+	setI(&p.MaxConcurrent, f.MaxConcurrent)
+	setI(&p.DailyLimit, f.DailyLimit)
 	if f.Reassign != nil {
 		p.Permissions.Reassign = *f.Reassign
 	}

@@ -27,7 +27,16 @@ func TestMain(m *testing.M) {
 	if os.Getenv("FRACTAL_CLI_CHILD") == "1" {
 		os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 	}
-	os.Exit(m.Run())
+	// A fresh fractal home, so the daily spawn ledger of the person
+	// running the tests is neither used nor changed.
+	home, err := os.MkdirTemp("", "fractal-home-")
+	if err != nil {
+		panic(err)
+	}
+	os.Setenv("FRACTAL_HOME", home)
+	code := m.Run()
+	os.RemoveAll(home)
+	os.Exit(code)
 }
 
 // cli runs the command in-process.
