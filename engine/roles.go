@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"maps"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/fractal-harness/fractal/check"
@@ -73,7 +75,7 @@ var submitPlanSpec = model.ToolSpec{
 	Name:        toolSubmitPlan,
 	Description: "Submit the plan: child contracts (each with an id, an intent and checks whose paths are relative to the child's own folder <your folder>/<id>), their dependencies, which of your checks each child check serves (check_map; numbers from 1), which of your checks can only be verified after merging (after_merge), and which child files to copy into your folder once all are accepted (promote).",
 	Schema: json.RawMessage(`{"type":"object","properties":{` +
-		`"tasks":{"type":"array","items":{"type":"object","properties":{"id":{"type":"string"},"intent":{"type":"string"},"checks":{"type":"array","items":{"type":"object"}},"deps":{"type":"array","items":{"type":"string"}}},"required":["id","intent","checks"]}},` +
+		`"tasks":{"type":"array","items":{"type":"object","properties":{"id":{"type":"string"},"intent":{"type":"string"},"checks":{"type":"array","items":{"type":"object"}},"deps":{"type":"array","items":{"type":"string"}},"agent":{"type":"string","description":"blueprint id of the kind of agent to start (optional)"}},"required":["id","intent","checks"]}},` +
 		`"check_map":{"type":"array","items":{"type":"object","properties":{"parent_check":{"type":"integer"},"task":{"type":"string"},"child_check":{"type":"integer"}},"required":["parent_check","task","child_check"]}},` +
 		`"after_merge":{"type":"array","items":{"type":"integer"}},` +
 		`"promote":{"type":"array","items":{"type":"object","properties":{"task":{"type":"string"},"from":{"type":"string"},"to":{"type":"string"}},"required":["task","from","to"]}}},` +
@@ -460,6 +462,7 @@ type planArgs struct {
 		Intent string           `json:"intent"`
 		Checks []contract.Check `json:"checks"`
 		Deps   []string         `json:"deps"`
+		Agent  string           `json:"agent"`
 	} `json:"tasks"`
 	CheckMap []struct {
 		ParentCheck int    `json:"parent_check"`
@@ -488,8 +491,13 @@ func (e *Engine) recordPlan(ctx context.Context, id string, in state.Instance, c
 		if err := child.Validate(); err != nil {
 			return tool.Errorf("E-ARGS", "submit_plan: task %s: %v", t.ID, err)
 		}
+		if t.Agent != "" {
+			if _, ok := e.blueprints[t.Agent]; !ok {
+				return tool.Errorf("E-ARGS", "submit_plan: task %s: no blueprint defines agent %q (have: %s)", t.ID, t.Agent, strings.Join(slices.Sorted(maps.Keys(e.blueprints)), ", "))
+			}
+		}
 		cs = append(cs, child)
-		plan.Tasks = append(plan.Tasks, state.PlanTask{ID: t.ID, ContractID: child.ID, Deps: t.Deps, Boundary: in.Boundary + "/" + t.ID})
+		plan.Tasks = append(plan.Tasks, state.PlanTask{ID: t.ID, ContractID: child.ID, Deps: t.Deps, Boundary: in.Boundary + "/" + t.ID, Agent: t.Agent})
 	}
 	for _, l := range args.CheckMap {
 		plan.CheckMap = append(plan.CheckMap, state.CheckLink{ParentCheck: l.ParentCheck - 1, Task: l.Task, ChildCheck: l.ChildCheck - 1})
