@@ -8,6 +8,8 @@
 //	fractal check CONTRACT --in DIR      evaluate a contract's checks on a folder
 //	fractal models                       each role's models and prices
 //	fractal doctor                       check that every configured model answers
+//	fractal blueprint check FILE         check an agent blueprint
+//	fractal gc [RUNS] [--ttl 720h]       archive and remove finished runs
 //	fractal bench                        measure the journal and the engine
 //
 // Exit codes: 0 success; 1 the work did not succeed (a failed check, a
@@ -97,7 +99,7 @@ func newRoot(stdout, stderr io.Writer) *cobra.Command {
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return usageErr("%v (see 'fractal %s --help')", err, c.Name())
 	})
-	root.AddCommand(demoCmd(), runCmd(), resumeCmd(), statusCmd(), verifyCmd(), checkCmd(), modelsCmd(), doctorCmd(), benchCmd())
+	root.AddCommand(demoCmd(), runCmd(), resumeCmd(), statusCmd(), verifyCmd(), checkCmd(), modelsCmd(), doctorCmd(), blueprintCmd(), gcCmd(), benchCmd())
 	return root
 }
 

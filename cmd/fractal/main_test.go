@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/fractal-harness/fractal/engine"
+	"github.com/fractal-harness/fractal/journal"
 	"github.com/fractal-harness/fractal/policy"
 	"github.com/fractal-harness/fractal/state"
 )
@@ -372,5 +373,86 @@ func acceptedOnce(t *testing.T, dir string) {
 	}
 	if st.Stage != state.StageDone || !st.AllAccepted(state.Session) {
 		t.Fatalf("stage %s", st.Stage)
+	}
+}
+
+// DC7, DC8: gc archives and removes runs in every terminal state once they
+// are older than the TTL, and leaves live and recent runs alone.
+func TestGC(t *testing.T) {
+	runs := t.TempDir()
+	mk := func(name string, stage state.Stage, age time.Duration) string {
+		dir := filepath.Join(runs, name)
+		if code, _, errs := cli(t, "demo", "--dir", dir); code != 0 {
+			t.Fatal(errs)
+		}
+		m, err := journal.ReadManifest(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := journal.SwapStage(dir, m.Stage, m.Version, string(stage), time.Now().Add(-age)); err != nil {
+			t.Fatal(err)
+		}
+		return dir
+	}
+	old := 48 * time.Hour
+	gone := []string{mk("done-old", state.StageDone, old), mk("failed-old", state.StageFailed, old), mk("cancelled-old", state.StageCancelled, old)}
+	kept := []string{mk("done-new", state.StageDone, time.Minute), mk("running-old", state.StageRunning, old)}
+	if code, out, _ := cli(t, "gc", runs, "--ttl", "24h", "--dry-run"); code != 0 || !strings.Contains(out, "would archive") {
+		t.Fatalf("dry run: %s", out)
+	}
+	for _, d := range gone {
+		if _, err := os.Stat(d); err != nil {
+			t.Fatal("a dry run removed a run")
+		}
+	}
+	code, out, errs := cli(t, "gc", runs, "--ttl", "24h")
+	if code != 0 || !strings.Contains(out, "3 run(s) archived") {
+		t.Fatalf("gc %d: %s %s", code, out, errs)
+	}
+	for _, d := range gone {
+		if _, err := os.Stat(d); err == nil {
+			t.Errorf("%s was not removed", d)
+		}
+		if fi, err := os.Stat(filepath.Join(runs, "archive", filepath.Base(d)+".tar.gz")); err != nil || fi.Size() == 0 {
+			t.Errorf("%s has no archive", d)
+		}
+	}
+	for _, d := range kept {
+		if _, err := os.Stat(d); err != nil {
+			t.Errorf("%s was removed", d)
+		}
+	}
+}
+
+// DC9: blueprint check — the shipped ones pass; unknown keys, wrong types
+// and widening requests are errors with file:line.
+func TestBlueprintCheck(t *testing.T) {
+	shipped, _ := filepath.Glob("../../blueprints/*.yaml")
+	if len(shipped) < 4 {
+		t.Fatalf("shipped blueprints: %v", shipped)
+	}
+	if code, out, errs := cli(t, append([]string{"blueprint", "check"}, shipped...)...); code != 0 || strings.Count(out, "ok ") != len(shipped) {
+		t.Fatalf("%d %s %s", code, out, errs)
+	}
+	tmp := t.TempDir()
+	cases := map[string]struct{ body, want string }{
+		"unknown key":  {"id: x\ncolour: red\ncapabilities: {inherit: full}\n", "x.yaml:2"},
+		"wrong type":   {"id: x\ncapabilities: {inherit: full}\nbudget: {max_tokens: lots}\n", "x.yaml:3"},
+		"widening":     {"id: x\ncapabilities: {inherit: none, allow: [shell]}\n", "shell"},
+		"bad inherit":  {"id: x\ncapabilities: {inherit: most}\n", "inherit"},
+		"escaping dir": {"id: x\ncapabilities: {inherit: full}\nscope: {write: [../etc]}\n", ".."},
+	}
+	for name, c := range cases {
+		p := filepath.Join(tmp, "x.yaml")
+		if err := os.WriteFile(p, []byte(c.body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		code, _, errs := cli(t, "blueprint", "check", p)
+		if code != 2 || !strings.Contains(errs, c.want) || strings.Count(errs, "\n") != 1 {
+			t.Errorf("%s: %d %q", name, code, errs)
+		}
+	}
+	if code, out, _ := cli(t, "blueprint", "list"); code != 0 || !strings.Contains(out, "researcher") {
+		t.Fatalf("list: %s", out)
 	}
 }
