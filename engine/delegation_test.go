@@ -313,7 +313,9 @@ func TestTimeoutAndStall(t *testing.T) {
 	if timeouts != 2 {
 		t.Errorf("%d timeouts of costs, want 2 (the attempt and its one retry)", timeouts)
 	}
-	if n := countEvents(evs, func(ev state.Event) bool { return ev.Type == state.TStallAlert && ev.StallAlert.Instance == "brief/customers" }); n == 0 {
+	if n := countEvents(evs, func(ev state.Event) bool {
+		return ev.Type == state.TStallAlert && ev.StallAlert.Instance == "brief/customers"
+	}); n == 0 {
 		t.Error("no stall alert for the slow customers worker")
 	}
 	st, _ := engine.Fold(context.Background(), dir, true)
