@@ -75,15 +75,21 @@ func BenchTree(ctx context.Context, dir string, b TreeBench) (TreeResult, error)
 		return TreeResult{}, err
 	}
 	_ = st
-	calls = int64(1 + b.Branching + b.Branching*b.Branching*b.Turns)
+	// Planning, the leaves' turns, a quality review per submission, and
+	// the final reading's two turns.
+	reviews := 1 + b.Branching + b.Branching*b.Branching
+	calls = int64(1 + b.Branching + b.Branching*b.Branching*b.Turns + reviews + 2)
 	r := TreeResult{Calls: calls, Wall: wall, PerTurn: wall / time.Duration(calls),
 		AllocsPerTurn: float64(m1.Mallocs-m0.Mallocs) / float64(calls),
 		BytesPerTurn:  float64(m1.TotalAlloc-m0.TotalAlloc) / float64(calls)}
 	if b.Latency > 0 {
-		leafCalls := b.Branching * b.Branching * b.Turns
-		slots := max((leafCalls+b.Pool-1)/b.Pool, b.Turns)
+		// The critical path with a perfect scheduler: the root's plan, a
+		// wave of mid plans, the leaves' turns and reviews packed into the
+		// pool, a wave of mid reviews, the root's review, the final reading.
+		leafCalls := b.Branching * b.Branching * (b.Turns + 1)
+		slots := max((leafCalls+b.Pool-1)/b.Pool, b.Turns+1)
 		midWaves := (b.Branching + b.Pool - 1) / b.Pool
-		r.Ideal = b.Latency * time.Duration(1+midWaves+slots)
+		r.Ideal = b.Latency * time.Duration(1+midWaves+slots+midWaves+1+2)
 		r.Efficiency = float64(r.Ideal) / float64(wall)
 	}
 	return r, nil
@@ -129,7 +135,8 @@ func benchTask(b TreeBench) (Task, *script.Script) {
 					"path": fmt.Sprintf("work/%s/%s", inst, name), "content": fmt.Sprintf("part %d of %s\n", k, inst)}}}})
 			}
 			turns = append(turns, script.Turn{ToolCalls: []script.Call{{Name: "declare_done", Args: map[string]any{
-				"summary": "done", "self_assessment": []any{map[string]any{"check": 1, "pass": true, "evidence": "out.md written"}}}}}})
+				"summary": "done", "items": []any{map[string]any{"kind": "check", "index": 1, "pass": true, "quote": "part 0 of " + inst,
+					"source": map[string]any{"file": "work/" + inst + "/out.md", "line": 1, "origin": "computed"}}}}}}})
 			sc.Sessions = append(sc.Sessions, script.Session{Role: model.Worker, Instance: inst, Turns: turns})
 		}
 		sc.Sessions = append(sc.Sessions, script.Session{Role: model.Meta, Instance: fmt.Sprintf("root/m%d", i), Turns: []script.Turn{{
@@ -137,6 +144,17 @@ func benchTask(b TreeBench) (Task, *script.Script) {
 	}
 	sc.Sessions = append(sc.Sessions, script.Session{Role: model.Meta, Instance: "root", Turns: []script.Turn{{
 		ToolCalls: []script.Call{{Name: "submit_plan", Args: map[string]any{"tasks": rootTasks, "check_map": rootMap}}}}}})
+	// Every submission gets the Reviewer's quality review (DC5), and Meta
+	// opens the deliverables before delivery (DA-B1).
+	var reads []script.Call
+	for i := range n {
+		reads = append(reads, script.Call{Name: "read_file", Args: map[string]any{"path": fmt.Sprintf("work/root/m%d/l0/out.md", i)}})
+	}
+	sc.Sessions = append(sc.Sessions,
+		script.Session{Role: model.Reviewer, Offers: "submit_verdict", Turns: []script.Turn{{ToolCalls: []script.Call{{Name: "submit_verdict",
+			Args: map[string]any{"verdict": "pass", "issues": []any{}, "summary": "ok"}}}}}},
+		script.Session{Role: model.Meta, Offers: "deliver", Turns: []script.Turn{{ToolCalls: reads},
+			{ToolCalls: []script.Call{{Name: "deliver", Args: map[string]any{"report": "The parts are done."}}}}}})
 	return Task{Title: "bench", Policy: pol, Contracts: []TopContract{{Name: "root", Contract: root}}, Model: "script:bench"}, sc
 }
 

@@ -202,6 +202,9 @@ func (e *Engine) progressed(id string) {
 	e.lastProgress[id] = e.cfg.Clock()
 	delete(e.stalled, id)
 	e.progMu.Unlock()
+	if e.dog != nil {
+		e.dog.Progress(id, e.cfg.Clock())
+	}
 }
 
 // watchStalls raises a stall alert for every building instance that made
@@ -217,6 +220,7 @@ func (e *Engine) watchStalls(ctx context.Context, tick time.Duration) {
 		case <-t.C:
 		}
 		now := e.cfg.Clock()
+		e.checkWatchdog(now)
 		var alerts []state.Event
 		e.progMu.Lock()
 		e.view(func(s *state.State) {

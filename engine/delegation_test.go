@@ -165,7 +165,8 @@ func wideTask(n int, agent string) (engine.Task, *script.Script) {
 		cmap = append(cmap, map[string]any{"parent_check": i + 1, "task": id, "child_check": 1})
 		sc.Sessions = append(sc.Sessions, script.Session{Role: model.Worker, Instance: "wide/" + id, Turns: []script.Turn{
 			{ToolCalls: []script.Call{{Name: "write_file", Args: map[string]any{"path": "work/wide/" + id + "/out.md", "content": "done\n"}}}},
-			{ToolCalls: []script.Call{{Name: "declare_done", Args: map[string]any{"summary": "done", "self_assessment": []any{map[string]any{"check": 1, "pass": true, "evidence": "out.md: done"}}}}}},
+			{ToolCalls: []script.Call{{Name: "declare_done", Args: map[string]any{"summary": "done", "items": []any{map[string]any{"kind": "check", "index": 1, "pass": true, "quote": "done",
+				"source": map[string]any{"file": "work/wide/" + id + "/out.md", "line": 1, "origin": "computed"}}}}}}},
 		}})
 	}
 	sc.Sessions = append(sc.Sessions,

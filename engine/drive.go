@@ -512,15 +512,29 @@ func (e *Engine) superviseSession(ctx context.Context) (Result, error) {
 		return Result{}, err
 	}
 	if len(asked) > 0 {
-		if err := e.setStage(context.WithoutCancel(ctx), state.StageAwaitingUser, "a decision is needed"); err != nil {
+		by := "host"
+		if e.metaAsked() {
+			by = "meta"
+		}
+		if err := e.setStage(context.WithoutCancel(ctx), state.StageAwaitingUser, by, "a decision is needed"); err != nil {
 			return Result{}, err
 		}
 		return Result{Stage: state.StageAwaitingUser, Questions: asked}, nil
+	}
+	// DA-B1 (d): Meta reads every deliverable before delivery; the host
+	// checks its tool log, not its word.
+	report, err := e.finalReading(ctx)
+	if err != nil {
+		return Result{}, err
 	}
 	files, err := e.deliver()
 	if err != nil {
 		return Result{}, err
 	}
+	if err := os.WriteFile(filepath.Join(e.dir, Deliverable, "REPORT.md"), []byte(report), 0o644); err != nil {
+		return Result{}, err
+	}
+	files = append(files, Deliverable+"/REPORT.md")
 	if err := e.enter(state.Session, state.Idle); err != nil {
 		return Result{}, err
 	}

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -130,6 +131,9 @@ func (e *Engine) runTool(ctx context.Context, id string, role model.Role, reg *t
 		}
 		return fail("E-UNKNOWN-TOOL", fmt.Sprintf("there is no tool %q; you have: %s", call.Name, strings.Join(names, ", ")))
 	}
+	if role == model.Worker {
+		e.toolLoop(id, call.Name, call.Args, false)
+	}
 	var writes []string
 	if wp, ok := t.(tool.WritePaths); ok {
 		ws, err := wp.WritePaths(call.Args)
@@ -140,6 +144,18 @@ func (e *Engine) runTool(ctx context.Context, id string, role model.Role, reg *t
 			return fail("E-ARGS", err.Error())
 		}
 		writes = ws
+		for _, w := range ws {
+			// progress.md is the relay log: append-only, through the
+			// progress tool (DA-A1).
+			if path.Base(w) == ProgressFile && path.Dir(w) == env.Boundary {
+				return fail("E-APPEND-ONLY", "progress.md is append-only: record progress with the progress tool")
+			}
+			// The task harness is written only through Meta's audited
+			// tool (DA-A5).
+			if strings.HasPrefix(w, "harness/") {
+				return fail("E-HARNESS-DIRECT", "the task harness cannot be written directly")
+			}
+		}
 	}
 	sum := sha256.Sum256(call.Args)
 	cid := fmt.Sprintf("t%d", e.calls.Add(1))

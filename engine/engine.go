@@ -27,6 +27,7 @@ import (
 	"github.com/fractal-harness/fractal/model"
 	"github.com/fractal-harness/fractal/scope"
 	"github.com/fractal-harness/fractal/state"
+	"github.com/fractal-harness/fractal/watchdog"
 )
 
 // File names inside a run folder.
@@ -97,6 +98,13 @@ type Engine struct {
 	violations   map[string]int // instance → boundary refusals in its current attempt
 	lastProgress map[string]time.Time
 	stalled      map[string]bool
+	dog   *watchdog.Watchdog
+	trips map[string]string   // instance → pending watchdog trip (guarded by progMu)
+	notes map[string][]string // instance → observations and trips for Meta (guarded by progMu)
+	// defaulted are the questions answered by default, for the report;
+	// askedByMeta marks open questions as Meta's (guarded by progMu).
+	defaulted   []string
+	askedByMeta bool
 	// questions raised by nested instances for the user (guarded by mu).
 	questions []string
 }

@@ -104,7 +104,7 @@ func TestDemoRun(t *testing.T) {
 	if res.Stage != state.StageDone {
 		t.Fatalf("stage %s: %v", res.Stage, res.Questions)
 	}
-	if len(res.Deliverable) != 1 || res.Deliverable[0] != "deliverable/brief.md" {
+	if len(res.Deliverable) != 2 || res.Deliverable[0] != "deliverable/brief.md" || res.Deliverable[1] != "deliverable/REPORT.md" {
 		t.Fatalf("deliverable %v", res.Deliverable)
 	}
 	brief, err := os.ReadFile(filepath.Join(dir, "deliverable", "brief.md"))

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"io"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -105,8 +106,70 @@ type session struct {
 	env      tool.Env
 	maxTurns int
 	// replies are host tools that answer without ending the session or
-	// counting as a correction (request_help).
+	// counting as a correction (request_help, progress).
 	replies map[string]func(model.ToolCall) string
+	// afterTurn, if set, runs after each answer; an error ends the loop.
+	afterTurn func(model.Response) error
+	// stream, if set, is the run-relative log of the session's turns (the
+	// Watcher reads it).
+	stream      string
+	streamLines int
+	turns       int
+	// lastContext is the last answer's input plus output tokens: how much
+	// context the session holds.
+	lastContext int
+	// onTool, if set, sees every capability tool call and its result (the
+	// final reading checks what Meta really opened).
+	onTool func(model.ToolCall, model.ToolResult)
+}
+
+// errTurns ends a session that ran out of turns.
+var errTurns = errors.New("out of turns")
+
+// streamLog opens the session's stream for appending (a no-op writer when
+// it has none).
+func (ss *session) streamLog() io.Writer {
+	if ss.stream == "" {
+		return io.Discard
+	}
+	return streamWriter{ss: ss}
+}
+
+type streamWriter struct{ ss *session }
+
+func (w streamWriter) Write(p []byte) (int, error) {
+	abs := filepath.Join(w.ss.e.dir, filepath.FromSlash(w.ss.stream))
+	if err := os.MkdirAll(filepath.Dir(abs), 0o755); err != nil {
+		return 0, err
+	}
+	w.ss.streamLines += strings.Count(string(p), "\n")
+	return len(p), appendFile(abs, string(p))
+}
+
+// logTurn writes one answer and its tool results to the stream, a line
+// each, clipped, for the Watcher.
+func (ss *session) logTurn(resp model.Response, results []model.ToolResult) {
+	if ss.stream == "" {
+		return
+	}
+	var b strings.Builder
+	if t := strings.TrimSpace(resp.Text); t != "" {
+		fmt.Fprintf(&b, "turn %d said: %s\n", ss.turns, clip(oneLine(t), 300))
+	}
+	for _, c := range resp.ToolCalls {
+		fmt.Fprintf(&b, "turn %d called %s %s\n", ss.turns, c.Name, clip(oneLine(string(c.Args)), 300))
+	}
+	for _, r := range results {
+		fmt.Fprintf(&b, "turn %d result: %s\n", ss.turns, clip(oneLine(r.Content), 300))
+	}
+	_, _ = ss.streamLog().Write([]byte(b.String()))
+}
+
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
 }
 
 func (e *Engine) newSession(id string, role model.Role, system, prompt string, host []model.ToolSpec, tools *tool.Registry, env tool.Env, intent string, attemptNo int) *session {
@@ -132,6 +195,8 @@ func (ss *session) loop(ctx context.Context, host map[string]hostTool) error {
 		if err != nil {
 			return err
 		}
+		ss.turns++
+		ss.lastContext = resp.Usage.Input + resp.Usage.Output
 		ss.req.Messages = append(ss.req.Messages, model.Message{Role: "assistant", Text: resp.Text, ToolCalls: resp.ToolCalls})
 		if resp.StopReason == "max_tokens" {
 			// A cut answer may hold half a tool call: nothing of it runs.
@@ -191,8 +256,13 @@ func (ss *session) loop(ctx context.Context, host map[string]hostTool) error {
 				results = append(results, model.ToolResult{CallID: call.ID, Content: "accepted"})
 				continue
 			}
-			results = append(results, ss.e.runTool(ctx, ss.id, ss.role, ss.tools, ss.env, call))
+			res := ss.e.runTool(ctx, ss.id, ss.role, ss.tools, ss.env, call)
+			if ss.onTool != nil {
+				ss.onTool(call, res)
+			}
+			results = append(results, res)
 		}
+		ss.logTurn(resp, results)
 		if finished {
 			return nil
 		}
@@ -200,103 +270,13 @@ func (ss *session) loop(ctx context.Context, host map[string]hostTool) error {
 			return errStopped
 		}
 		ss.req.Messages = append(ss.req.Messages, model.Message{Role: "user", ToolResults: results})
-	}
-	return fmt.Errorf("the %s did not finish within %d turns", ss.role, ss.maxTurns)
-}
-
-// build is F-D5's build: a Worker session does the contract directly, the
-// host evaluates the checks, and the evidence goes to the parent.
-func (e *Engine) build(ctx context.Context, id, attempt string) error {
-	var (
-		c        contract.Contract
-		in       state.Instance
-		a        state.Attempt
-		parentBd string
-	)
-	e.view(func(s *state.State) {
-		in = *s.Inst[id]
-		c = s.Contract[in.Contract]
-		a = *s.Attempt[attempt]
-		parentBd = s.Inst[in.Parent].Boundary
-	})
-	if err := e.enter(id, state.Build); err != nil {
-		return err
-	}
-	if a.Checkpoint == "" {
-		if err := e.checkpoint(id, attempt, in.Boundary); err != nil {
-			return err
-		}
-	}
-	abs := filepath.Join(e.dir, filepath.FromSlash(in.Boundary))
-	if err := os.MkdirAll(abs, 0o755); err != nil {
-		return err
-	}
-	env := tool.Env{Instance: id, RunRoot: e.dir, Boundary: in.Boundary, Readable: readable(in.Packet.Contract, in.Boundary)}
-	ss := e.newSession(id, model.Worker, workerSystem, e.workerPrompt(c, in.Boundary, parentBd, a, in.Packet.Contract), []model.ToolSpec{declareDoneSpec, requestHelpSpec}, packetTools(in.Packet), env, c.Intent, a.Number)
-	ss.replies = map[string]func(model.ToolCall) string{toolRequestHelp: func(call model.ToolCall) string {
-		reply := e.requestHelp(ctx, id, call.Args)
-		// An approved revision changes what the worker may use from its
-		// next turn on.
-		var p state.Packet
-		e.view(func(s *state.State) { p = s.Inst[id].Packet })
-		ss.tools = packetTools(p)
-		ss.env.Readable = readable(p.Contract, in.Boundary)
-		ss.req.Tools = append(ss.tools.Specs(), declareDoneSpec, requestHelpSpec)
-		return reply
-	}}
-	var (
-		self      []state.SelfCheck
-		summary   string
-		accounted = map[int]string{}
-	)
-	e.progMu.Lock()
-	delete(e.violations, id) // counted per attempt
-	e.progMu.Unlock()
-	err := ss.loop(ctx, map[string]hostTool{toolDeclareDone: func(call model.ToolCall) (bool, error) {
-		var args struct {
-			Summary string `json:"summary"`
-			Self    []struct {
-				Check    int    `json:"check"`
-				Pass     bool   `json:"pass"`
-				Evidence string `json:"evidence"`
-			} `json:"self_assessment"`
-			SOP []struct {
-				Step  int    `json:"step"`
-				Where string `json:"where"`
-			} `json:"sop"`
-		}
-		if err := strictJSON(call.Args, &args); err != nil {
-			return false, tool.Errorf("E-ARGS", "declare_done: %v", err)
-		}
-		self = self[:0]
-		for _, x := range args.Self {
-			if x.Check < 1 || x.Check > len(c.Checks) {
-				return false, tool.Errorf("E-ARGS", "declare_done: check %d does not exist; your contract has checks 1 to %d", x.Check, len(c.Checks))
+		if ss.afterTurn != nil {
+			if err := ss.afterTurn(resp); err != nil {
+				return err
 			}
-			self = append(self, state.SelfCheck{Check: x.Check - 1, Pass: x.Pass, Evidence: x.Evidence})
 		}
-		summary = args.Summary
-		clear(accounted)
-		for _, st := range args.SOP {
-			accounted[st.Step] = st.Where
-		}
-		return true, nil
-	}})
-	if err != nil {
-		return err
 	}
-	if err := syncTree(abs); err != nil {
-		return fmt.Errorf("make the work durable: %w", err)
-	}
-	ev := e.evaluate(ctx, id, c, in.Boundary)
-	if ctx.Err() != nil {
-		return errStopped
-	}
-	g := e.gates(ctx, id, c, ev, submission{summary: summary, accounted: accounted})
-	if ctx.Err() != nil {
-		return errStopped
-	}
-	return e.commit(ctx, state.Event{Type: state.TEvidenceSubmitted, EvidenceSubmitted: &state.EvidenceSubmitted{Instance: id, Attempt: attempt, Evidence: ev, SelfReport: self, Summary: summary, Gates: g}})
+	return fmt.Errorf("the %s did not finish within %d turns: %w", ss.role, ss.maxTurns, errTurns)
 }
 
 func (e *Engine) workerPrompt(c contract.Contract, boundary, parentBd string, a state.Attempt, contractOf scope.DelegationContract) string {

@@ -14,6 +14,7 @@ import (
 	"github.com/fractal-harness/fractal/journal"
 	"github.com/fractal-harness/fractal/policy"
 	"github.com/fractal-harness/fractal/state"
+	"github.com/fractal-harness/fractal/watchdog"
 )
 
 // TopContract is one contract that came out of the discussion, with the name
@@ -329,6 +330,7 @@ func (e *Engine) Run(ctx context.Context) (Result, error) {
 		return Result{}, err
 	}
 	e.blueprints = bps
+	e.dog = watchdog.New(e.watchdogLimits())
 	e.wg.Add(1)
 	go func() {
 		defer e.wg.Done()
@@ -337,7 +339,7 @@ func (e *Engine) Run(ctx context.Context) (Result, error) {
 	if err := e.recover(ctx); err != nil {
 		return Result{}, err
 	}
-	if err := e.setStage(ctx, state.StageRunning, "work starts"); err != nil {
+	if err := e.start(ctx); err != nil {
 		return Result{}, err
 	}
 	res, err := e.superviseSession(ctx)
@@ -386,15 +388,51 @@ func (e *Engine) recover(ctx context.Context) error {
 
 // setStage moves the run's stage: the event first (the journal is the
 // truth), then the manifest's compare-and-swap.
-func (e *Engine) setStage(ctx context.Context, to state.Stage, reason string) error {
+func (e *Engine) setStage(ctx context.Context, to state.Stage, by, reason string) error {
 	var from state.Stage
 	e.view(func(s *state.State) { from = s.Stage })
 	if from != to {
-		if err := e.commit(ctx, state.Event{Type: state.TStageChanged, StageChanged: &state.StageChanged{From: from, To: to, Reason: reason}}); err != nil {
+		if err := e.commit(ctx, state.Event{Type: state.TStageChanged, StageChanged: &state.StageChanged{From: from, To: to, By: by, Reason: reason}}); err != nil {
 			return err
 		}
 	}
 	return e.syncManifest(to)
+}
+
+// start walks a run to running (DA-A4): through clarifying and
+// bootstrapping the first time — a run started from a task file has its
+// contracts already, and no task harness to review, which the bootstrap
+// record says plainly — and back from awaiting_user or paused when the
+// user resumes it.
+func (e *Engine) start(ctx context.Context) error {
+	var (
+		cur    state.Stage
+		passed bool
+	)
+	e.view(func(s *state.State) { cur, passed = s.Stage, s.BootstrapPassed })
+	switch cur {
+	case state.StageSubmitted:
+		if err := e.setStage(ctx, state.StageClarifying, "host", "the task file states the contracts: nothing to ask"); err != nil {
+			return err
+		}
+		fallthrough
+	case state.StageClarifying:
+		if err := e.setStage(ctx, state.StageBootstrap, "host", "the contracts are agreed"); err != nil {
+			return err
+		}
+		fallthrough
+	case state.StageBootstrap:
+		if !passed {
+			if err := e.commit(ctx, state.Event{Type: state.TBootstrapReviewed, BootstrapReviewed: &state.BootstrapReviewed{Passed: true, By: "task file",
+				Note: "the contracts were given in a task file; no task harness was written, so there was none to review"}}); err != nil {
+				return err
+			}
+		}
+		return e.setStage(ctx, state.StageRunning, "host", "work starts")
+	case state.StageAwaitingUser, state.StagePaused:
+		return e.setStage(ctx, state.StageRunning, "user", "the user resumed the run")
+	}
+	return e.syncManifest(cur)
 }
 
 func (e *Engine) syncManifest(to state.Stage) error {

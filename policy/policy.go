@@ -72,6 +72,23 @@ type Policy struct {
 	// blueprint sets less (DC6).
 	MaxConcurrent int `json:"max_concurrent" yaml:"max_concurrent"`
 	DailyLimit    int `json:"daily_limit" yaml:"daily_limit"`
+	// MaxSessions bounds the relay sessions of one attempt; SessionTokens
+	// is a session's context budget, past which the host ends it as a
+	// hand-off (DA-A1).
+	MaxSessions   int `json:"max_sessions" yaml:"max_sessions"`
+	SessionTokens int `json:"session_tokens" yaml:"session_tokens"`
+	// AnswerWait is how long an autonomous run waits for an answer before
+	// taking a question's default (DA-B4).
+	AnswerWait time.Duration `json:"answer_wait" yaml:"answer_wait"`
+	// WatchEvery runs the Watcher over a worker's stream every so many
+	// worker turns; 0 turns it off (DA-A2).
+	WatchEvery int `json:"watch_every" yaml:"watch_every"`
+	// Watchdog thresholds (DA-A5): a trip is an event and a message to
+	// Meta, never an automatic restart.
+	NoProgress      time.Duration `json:"no_progress" yaml:"no_progress"`
+	ToolLoop        int           `json:"tool_loop" yaml:"tool_loop"`
+	ReviewerSession time.Duration `json:"reviewer_session" yaml:"reviewer_session"`
+	MetaTurn        time.Duration `json:"meta_turn" yaml:"meta_turn"`
 }
 
 // Default returns the documented defaults (docs/policy.md).
@@ -91,6 +108,14 @@ func Default() Policy {
 		ModelTimeout:         60 * time.Minute,
 		MaxConcurrent:        8,
 		DailyLimit:           10_000,
+		MaxSessions:          20,
+		SessionTokens:        150_000,
+		AnswerWait:           10 * time.Minute,
+		WatchEvery:           8,
+		NoProgress:           30 * time.Minute,
+		ToolLoop:             5,
+		ReviewerSession:      30 * time.Minute,
+		MetaTurn:             60 * time.Minute,
 	}
 }
 

@@ -130,6 +130,7 @@ func Transitions() []Transition {
 	add(Host, Bootstrapping, Running, "the Reviewer passed the task harness")
 	add(Host, Running, Done, "the root's work was accepted and passed the final review")
 	add(Host, AwaitingUser, Running, "autonomous mode: no answer in time, the offered default is taken")
+	add(Host, Running, AwaitingUser, "the policy needs a person: retries, budget or risk exhausted")
 	for _, s := range liveStages() {
 		add(Host, s, Failed, "a fatal host error")
 	}

@@ -29,6 +29,7 @@ func TestTableRows(t *testing.T) {
 		{Host, Bootstrapping, Running},
 		{Host, Running, Done},
 		{Host, AwaitingUser, Running},
+		{Host, Running, AwaitingUser},
 		{Host, Submitted, Failed}, {Host, Clarifying, Failed}, {Host, Bootstrapping, Failed},
 		{Host, Running, Failed}, {Host, AwaitingUser, Failed}, {Host, Paused, Failed},
 		{Meta, Running, AwaitingUser},

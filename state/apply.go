@@ -153,6 +153,19 @@ func (s *State) Apply(ev Event) {
 		}
 	case TStallAlert:
 		s.Inst[ev.StallAlert.Instance].Stalls++
+	case TSessionEnded:
+		if s.Sessions == nil {
+			s.Sessions = map[string]int{}
+		}
+		s.Sessions[ev.SessionEnded.Attempt] = ev.SessionEnded.Session
+	case TMetaDecision, TObservation, TWatchdogTrip, TUserMessage:
+	case TFinalReading:
+		if s.FinalReadings == nil {
+			s.FinalReadings = map[string]bool{}
+		}
+		s.FinalReadings[ev.FinalReading.Instance] = true
+	case TBootstrapReviewed:
+		s.BootstrapPassed = ev.BootstrapReviewed.Passed
 	case TRunFinished:
 		x := *ev.RunFinished
 		s.Finished = &x

@@ -53,6 +53,13 @@ const (
 	THelpRequested      Type = "help_requested"
 	THelpDecided        Type = "help_decided"
 	TStallAlert         Type = "stall_alert"
+	TSessionEnded       Type = "session_ended"
+	TMetaDecision       Type = "meta_decision"
+	TObservation        Type = "watcher_observation"
+	TWatchdogTrip       Type = "watchdog_trip"
+	TUserMessage        Type = "user_message"
+	TFinalReading       Type = "final_reading"
+	TBootstrapReviewed  Type = "bootstrap_reviewed"
 )
 
 // Event is one line of events.jsonl: an envelope and exactly one payload,
@@ -86,6 +93,13 @@ type Event struct {
 	HelpRequested      *HelpRequested      `json:"help_requested,omitempty"`
 	HelpDecided        *HelpDecided        `json:"help_decided,omitempty"`
 	StallAlert         *StallAlert         `json:"stall_alert,omitempty"`
+	SessionEnded       *SessionEnded       `json:"session_ended,omitempty"`
+	MetaDecision       *MetaDecision       `json:"meta_decision,omitempty"`
+	Observation        *Observation        `json:"watcher_observation,omitempty"`
+	WatchdogTrip       *WatchdogTrip       `json:"watchdog_trip,omitempty"`
+	UserMessage        *UserMessage        `json:"user_message,omitempty"`
+	FinalReading       *FinalReading       `json:"final_reading,omitempty"`
+	BootstrapReviewed  *BootstrapReviewed  `json:"bootstrap_reviewed,omitempty"`
 }
 
 // payloads returns the type of every payload that is set; a well-formed
@@ -119,6 +133,13 @@ func (e Event) payloads() []Type {
 	add(e.HelpRequested != nil, THelpRequested)
 	add(e.HelpDecided != nil, THelpDecided)
 	add(e.StallAlert != nil, TStallAlert)
+	add(e.SessionEnded != nil, TSessionEnded)
+	add(e.MetaDecision != nil, TMetaDecision)
+	add(e.Observation != nil, TObservation)
+	add(e.WatchdogTrip != nil, TWatchdogTrip)
+	add(e.UserMessage != nil, TUserMessage)
+	add(e.FinalReading != nil, TFinalReading)
+	add(e.BootstrapReviewed != nil, TBootstrapReviewed)
 	return out
 }
 
@@ -258,6 +279,77 @@ type HelpDecided struct {
 	Revision *scope.DelegationContract `json:"revision,omitempty"`
 	Deadline time.Time                 `json:"deadline,omitempty"`
 	Note     string                    `json:"note"`
+}
+
+// SessionEnded closes one Worker relay session (DA-A1): its exit signal
+// (declare_done, blocked, handoff, context_exhausted, watchdog, turns),
+// why, and the done criteria as the host evaluated them at that moment.
+type SessionEnded struct {
+	Instance string `json:"instance"`
+	Attempt  string `json:"attempt"`
+	Session  int    `json:"session"`
+	Signal   string `json:"signal"`
+	Reason   string `json:"reason,omitempty"`
+	Passing  []int  `json:"passing,omitempty"` // checks passing at the end (from 0)
+	Failing  []int  `json:"failing,omitempty"`
+	Tokens   int    `json:"tokens"` // the session's context use
+}
+
+// MetaDecision is Meta's position after a session end: start another
+// worker session (with a message), give up the attempt, or ask the user.
+// The host never restarts a worker on its own.
+type MetaDecision struct {
+	Instance string `json:"instance"`
+	Session  int    `json:"session"`
+	Action   string `json:"action"` // start_worker, give_up, ask_user
+	Message  string `json:"message,omitempty"`
+}
+
+// Observation is a Watcher's note to Meta about a worker's stream, citing
+// its evidence (a stream file and line, or an artifact path). It never
+// reaches the worker.
+type Observation struct {
+	Instance string `json:"instance"`
+	Note     string `json:"note"`
+	Evidence string `json:"evidence"`
+}
+
+// WatchdogTrip records a watchdog threshold crossed (DA-A5). It is a
+// message to Meta, never an automatic restart.
+type WatchdogTrip struct {
+	Instance string `json:"instance"`
+	Kind     string `json:"kind"`
+	Detail   string `json:"detail"`
+}
+
+// UserMessage is a message to the user (DA-B4): a question, a delivery
+// report or a notification, in plain words. A question carries its
+// options; an answer taken by default says so.
+type UserMessage struct {
+	Kind      string   `json:"kind"`
+	Text      string   `json:"text"`
+	Options   []string `json:"options,omitempty"`
+	Default   string   `json:"default,omitempty"`
+	Answer    string   `json:"answer,omitempty"`
+	Defaulted bool     `json:"defaulted,omitempty"`
+	Note      string   `json:"note,omitempty"`
+}
+
+// FinalReading records that Meta opened every deliverable of a top-level
+// contract before delivery (DA-B1 (d)); the host took the list from the
+// tool log, not from Meta's word.
+type FinalReading struct {
+	Instance string   `json:"instance"`
+	Files    []string `json:"files"`
+	Report   string   `json:"report"`
+}
+
+// BootstrapReviewed records the bootstrap review gate (DA-A2): running may
+// be entered only after it passed.
+type BootstrapReviewed struct {
+	Passed bool   `json:"passed"`
+	By     string `json:"by"` // reviewer, or "task file" when the contracts were given and no harness written
+	Note   string `json:"note,omitempty"`
 }
 
 // StallAlert tells the parent that a child has made no progress for its
@@ -448,7 +540,10 @@ type Stage string
 // slot in without changing these.
 const (
 	StageSubmitted    Stage = "submitted"
+	StageClarifying   Stage = "clarifying"
+	StageBootstrap    Stage = "bootstrapping"
 	StageRunning      Stage = "running"
+	StagePaused       Stage = "paused"
 	StageAwaitingUser Stage = "awaiting_user"
 	StageDone         Stage = "done"
 	StageFailed       Stage = "failed"
@@ -459,6 +554,7 @@ const (
 type StageChanged struct {
 	From   Stage  `json:"from"`
 	To     Stage  `json:"to"`
+	By     string `json:"by"` // host, meta or user (DA-A4)
 	Reason string `json:"reason,omitempty"`
 }
 

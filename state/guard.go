@@ -9,6 +9,7 @@ import (
 	"github.com/fractal-harness/fractal/model"
 	"github.com/fractal-harness/fractal/policy"
 	"github.com/fractal-harness/fractal/scope"
+	"github.com/fractal-harness/fractal/stage"
 )
 
 // Guard judges ev against s without changing either (F-D12). It holds only
@@ -139,6 +140,39 @@ func Guard(s *State, ev Event) error {
 		return nil
 	case TStallAlert:
 		return live(s, ev.StallAlert.Instance)
+	case TSessionEnded:
+		x := ev.SessionEnded
+		if _, err := runningAttempt(s, x.Instance, x.Attempt); err != nil {
+			return err
+		}
+		if x.Session != s.Sessions[x.Attempt]+1 {
+			return violate(EEvent, "%s: session %d ends, but %d ended before it", x.Instance, x.Session, s.Sessions[x.Attempt])
+		}
+		return nil
+	case TMetaDecision:
+		switch ev.MetaDecision.Action {
+		case "start_worker", "give_up", "ask_user":
+		default:
+			return violate(EEvent, "unknown Meta decision %q", ev.MetaDecision.Action)
+		}
+		return live(s, ev.MetaDecision.Instance)
+	case TObservation:
+		if ev.Observation.Evidence == "" {
+			return violate(EEvent, "an observation must cite its evidence")
+		}
+		return live(s, ev.Observation.Instance)
+	case TWatchdogTrip:
+		return live(s, ev.WatchdogTrip.Instance)
+	case TUserMessage:
+		switch ev.UserMessage.Kind {
+		case "question", "delivery_report", "notification":
+			return nil
+		}
+		return violate(EEvent, "a user message is a question, a delivery_report or a notification, not %q", ev.UserMessage.Kind)
+	case TFinalReading:
+		return live(s, ev.FinalReading.Instance)
+	case TBootstrapReviewed:
+		return nil
 	case TEvidenceSubmitted:
 		return guardEvidence(s, ev.EvidenceSubmitted)
 	case TAttemptEnded:
@@ -159,6 +193,12 @@ func Guard(s *State, ev Event) error {
 		if x.From != s.Stage {
 			return violate(EStage, "stage change from %q, but the stage is %q", x.From, s.Stage)
 		}
+		if err := stage.Allowed(stage.Stage(x.From), stage.Stage(x.To), stage.Actor(x.By)); err != nil {
+			return violate(EStage, "%v", err)
+		}
+		if x.To == StageRunning && !s.BootstrapPassed {
+			return violate(EStage, "running needs a passed bootstrap review")
+		}
 		return nil
 	case TRunFinished:
 		x := ev.RunFinished
@@ -166,6 +206,11 @@ func Guard(s *State, ev Event) error {
 		case StageDone:
 			if !s.AllAccepted(Session) {
 				return violate(ENotDone, "the run cannot be done: a top-level contract is not accepted")
+			}
+			for _, t := range s.Inst[Session].Tasks {
+				if !s.FinalReadings[t.Assignee] {
+					return violate(ENotDone, "the run cannot be done: Meta has not read %s's deliverables", t.Assignee)
+				}
 			}
 		case StageFailed, StageCancelled:
 		default:

@@ -349,6 +349,9 @@ func TestGuardHappyPathAndRetry(t *testing.T) {
 	sc.step(Event{Type: TMerged, Merged: &Merged{Instance: "r", Files: []MergedFile{{From: "work/r/a/a.md", To: "work/r/a.md"}}}})
 	sc.step(evidence("r", "r#1", cRoot, true))
 	sc.step(verdict(Session, "r", "r", "r#1", policy.Accept))
+	// DA-B1 (d): not done until Meta has read the deliverables.
+	wantCode(t, sc.try(Event{Type: TRunFinished, RunFinished: &RunFinished{Status: StageDone}}), ENotDone)
+	sc.step(Event{Type: TFinalReading, FinalReading: &FinalReading{Instance: "r", Files: []string{"work/r/a/a.md"}, Report: "Done."}})
 	sc.step(Event{Type: TRunFinished, RunFinished: &RunFinished{Status: StageDone}})
 	if sc.s.Stage != StageDone {
 		t.Fatalf("stage %s", sc.s.Stage)

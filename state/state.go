@@ -30,6 +30,12 @@ type State struct {
 	// RoleModelUsage splits usage by role and answering model, for cost.
 	RoleModelUsage map[model.Role]map[string]model.Usage `json:"role_model_usage,omitempty"`
 	Refusals       int                                   `json:"refusals"`
+	// BootstrapPassed: the bootstrap review gate passed (DA-A2).
+	BootstrapPassed bool `json:"bootstrap_passed,omitempty"`
+	// FinalReadings are the top-level instances Meta read before delivery.
+	FinalReadings map[string]bool `json:"final_readings,omitempty"`
+	// Sessions counts Worker relay sessions per attempt.
+	Sessions map[string]int `json:"sessions,omitempty"`
 }
 
 // Instance is F-D4's ⟨id, parent, boundary, processing⟩ plus what the host
