@@ -54,15 +54,18 @@ func (e *Engine) launch(ctx context.Context, child string) {
 	e.wg.Add(1)
 	go func() {
 		defer e.wg.Done()
+		defer func() {
+			e.running.Delete(child)
+			// The parent may have delegated a retry while this driver was
+			// finishing; waking it again lets it launch a fresh driver.
+			e.mu.Lock()
+			if in := e.st.Inst[child]; in != nil {
+				e.wakeLocked(in.Parent)
+			}
+			e.mu.Unlock()
+		}()
+		defer e.crashed(ctx, child)
 		e.drive(ctx, child)
-		e.running.Delete(child)
-		// The parent may have delegated a retry while this driver was
-		// finishing; waking it again lets it launch a fresh driver.
-		e.mu.Lock()
-		if in := e.st.Inst[child]; in != nil {
-			e.wakeLocked(in.Parent)
-		}
-		e.mu.Unlock()
 	}()
 }
 
@@ -617,4 +620,28 @@ func copyFile(from, to string) error {
 		return err
 	}
 	return os.Rename(tmp, to)
+}
+
+// crashed turns a panic in an instance's driver into a failed attempt
+// (the run must never stay "running" with a dead worker): the parent
+// decides, as for any other failure.
+func (e *Engine) crashed(ctx context.Context, id string) {
+	r := recover()
+	if r == nil {
+		return
+	}
+	var attempt string
+	e.view(func(s *state.State) {
+		if a := s.CurrentAttempt(id); a != nil && a.Status == state.AttemptRunning {
+			attempt = a.ID
+		}
+	})
+	if attempt == "" || ctx.Err() != nil {
+		return
+	}
+	_ = e.enter(id, state.Idle)
+	if err := e.commit(ctx, state.Event{Type: state.TAttemptEnded, AttemptEnded: &state.AttemptEnded{Instance: id, Attempt: attempt,
+		Status: state.AttemptFailed, Reason: fmt.Sprintf("the worker crashed: %v", r)}}); err != nil && e.failed() == nil {
+		e.fail(err)
+	}
 }

@@ -4,8 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/fractal-harness/fractal/check"
 	"github.com/fractal-harness/fractal/contract"
@@ -51,8 +53,29 @@ func (e *Engine) gates(ctx context.Context, id string, c contract.Contract, ev c
 	if violations > 0 {
 		g.Rules = append(g.Rules, fmt.Sprintf("the attempt tried %d time(s) to reach outside its folder or contract", violations))
 	}
-	if len(ev.Artifacts) == 0 {
+	delivered := 0
+	for _, a := range ev.Artifacts {
+		if a != ProgressFile {
+			delivered++
+		}
+	}
+	if delivered == 0 {
 		g.Rules = append(g.Rules, "nothing was delivered: the folder holds no file")
+	}
+	// Anti-cheating (DA-B1): a deliverable that is an input copied, or a
+	// template with its placeholders left in, is not work.
+	inputs := e.inputTexts()
+	for _, a := range ev.Artifacts {
+		if a == ProgressFile {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(e.dir, filepath.FromSlash(in.Boundary), filepath.FromSlash(a)))
+		if err != nil || len(b) > 1<<20 || !utf8.Valid(b) {
+			continue
+		}
+		for _, p := range gate.Suspicious(string(b), inputs) {
+			g.Rules = append(g.Rules, a+": "+p.Message)
+		}
 	}
 	sat := contract.Sat(c, ev)
 	switch {
@@ -139,6 +162,19 @@ func verdictOf(c contract.Contract, a *state.Attempt) policy.Verdict {
 		return policy.Accept
 	}
 	return policy.Reject
+}
+
+// inputTexts reads the run's text inputs, for the copy check.
+func (e *Engine) inputTexts() map[string]string {
+	out := map[string]string{}
+	dir := filepath.Join(e.dir, InputsDir)
+	for _, rel := range check.Artifacts(dir) {
+		b, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(rel)))
+		if err == nil && len(b) < 1<<20 && utf8.Valid(b) {
+			out[InputsDir+"/"+rel] = string(b)
+		}
+	}
+	return out
 }
 
 // artifactsIn lists a boundary's files, for prompts.

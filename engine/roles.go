@@ -20,6 +20,7 @@ import (
 	"github.com/fractal-harness/fractal/tool"
 	"github.com/fractal-harness/fractal/tool/fs"
 	"github.com/fractal-harness/fractal/tool/inventory"
+	"github.com/fractal-harness/fractal/watchdog"
 )
 
 // The host's own tools: they end a loop rather than act on files, so the
@@ -189,6 +190,22 @@ type hostTool func(call model.ToolCall) (done bool, refusal error)
 // loop runs turns until a host tool says done. Other tool calls run through
 // runTool. A model error, running out of turns or of corrections fails.
 func (ss *session) loop(ctx context.Context, host map[string]hostTool) error {
+	// The watchdog times every session of a role that has a limit (DA-A5).
+	if dog := ss.e.dog; dog != nil {
+		kind, key := watchdog.Kind(""), ss.id
+		switch ss.role {
+		case model.Worker:
+			kind = watchdog.WorkerSession
+		case model.Reviewer:
+			kind, key = watchdog.ReviewerSession, ss.id+"#review"
+		case model.Meta:
+			kind, key = watchdog.MetaTurn, ss.id+"#meta"
+		}
+		if kind != "" {
+			dog.Started(kind, key, ss.e.cfg.Clock())
+			defer dog.Finished(kind, key, ss.e.cfg.Clock())
+		}
+	}
 	corrections, nudges := 0, 0
 	for turn := 0; turn < ss.maxTurns; turn++ {
 		resp, err := ss.e.callModel(ctx, ss.id, ss.role, ss.req)
