@@ -220,6 +220,7 @@ func (e *Engine) watchStalls(ctx context.Context, tick time.Duration) {
 		case <-t.C:
 		}
 		now := e.cfg.Clock()
+		e.pollRequests(ctx)
 		e.checkWatchdog(now)
 		var alerts []state.Event
 		e.progMu.Lock()

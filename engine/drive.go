@@ -501,6 +501,12 @@ func (e *Engine) aggregate(ctx context.Context, id, attempt string) error {
 // accepted, hands the deliverable over.
 func (e *Engine) superviseSession(ctx context.Context) (Result, error) {
 	asked, err := e.supervise(ctx, state.Session, "")
+	e.pauseMu.Lock()
+	cancelled := e.cancelled
+	e.pauseMu.Unlock()
+	if cancelled {
+		return Result{Stage: state.StageCancelled, Reason: "cancelled by the user"}, nil
+	}
 	if errors.Is(err, errStopped) {
 		asked = e.raised()
 		if len(asked) == 0 {

@@ -36,6 +36,9 @@ func (e *Engine) callModel(ctx context.Context, id string, role model.Role, req 
 	ctx = model.WithAttemptObserver(ctx, func(a model.Attempt) {
 		_ = e.note(state.Event{Type: state.TModelAttempt, ModelAttempt: &state.ModelAttempt{Instance: id, Call: call, Attempt: a}})
 	})
+	if err := e.waitUnpaused(ctx); err != nil {
+		return model.Response{}, err
+	}
 	select {
 	case e.pool <- struct{}{}:
 	case <-ctx.Done():

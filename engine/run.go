@@ -348,6 +348,9 @@ func (e *Engine) Run(ctx context.Context) (Result, error) {
 	if ferr := e.failed(); ferr != nil {
 		return Result{}, ferr
 	}
+	if res.Stage == state.StageCancelled {
+		_ = e.syncManifest(state.StageCancelled)
+	}
 	if err != nil {
 		return Result{}, err
 	}

@@ -168,9 +168,15 @@ func TestAdversaryToolLoop(t *testing.T) {
 	sc.Sessions = append([]script.Session{{Role: model.Worker, Match: "You were reading", Turns: honest}}, sc.Sessions...)
 	dir, res := run(t, tk, &relayScript{sc})
 	evs := events(t, dir)
-	trips := countEvents(evs, func(ev state.Event) bool { return ev.Type == state.TWatchdogTrip && ev.WatchdogTrip.Kind == "tool_loop" })
-	ended := countEvents(evs, func(ev state.Event) bool { return ev.Type == state.TSessionEnded && ev.SessionEnded.Signal == "watchdog" })
-	decided := countEvents(evs, func(ev state.Event) bool { return ev.Type == state.TMetaDecision && ev.MetaDecision.Action == "start_worker" })
+	trips := countEvents(evs, func(ev state.Event) bool {
+		return ev.Type == state.TWatchdogTrip && ev.WatchdogTrip.Kind == "tool_loop"
+	})
+	ended := countEvents(evs, func(ev state.Event) bool {
+		return ev.Type == state.TSessionEnded && ev.SessionEnded.Signal == "watchdog"
+	})
+	decided := countEvents(evs, func(ev state.Event) bool {
+		return ev.Type == state.TMetaDecision && ev.MetaDecision.Action == "start_worker"
+	})
 	if trips != 1 || ended != 1 || decided != 1 {
 		t.Fatalf("trips %d, watchdog session ends %d, Meta decisions %d", trips, ended, decided)
 	}
@@ -363,7 +369,9 @@ func TestWatcher(t *testing.T) {
 		t.Fatalf("stage %s %v", res.Stage, res.Questions)
 	}
 	evs := events(t, dir)
-	if countEvents(evs, func(ev state.Event) bool { return ev.Type == state.TObservation && ev.Observation.Evidence == "streams/brief__costs.log:3" }) != 1 {
+	if countEvents(evs, func(ev state.Event) bool {
+		return ev.Type == state.TObservation && ev.Observation.Evidence == "streams/brief__costs.log:3"
+	}) != 1 {
 		t.Fatal("no observation with its evidence")
 	}
 	tx := transcript(t, dir)

@@ -492,3 +492,25 @@ func TestGuardReservations(t *testing.T) {
 		t.Fatalf("reservations leaked: %d %d", sc.s.Reserved, sc.s.Inst["r"].TreeReserved)
 	}
 }
+
+// DA-A4, DA-A2: stage moves follow the table — Meta may never pause — and
+// running is entered only after a passed bootstrap review.
+func TestGuardStages(t *testing.T) {
+	sc := &scenario{t: t, s: New()}
+	sc.step(Event{Type: TRunStarted, RunStarted: &RunStarted{RunID: "t", Policy: policy.Default(), Model: "script", Boundary: "work", Root: rootContract()}})
+	move := func(from, to Stage, by string) Event {
+		return Event{Type: TStageChanged, StageChanged: &StageChanged{From: from, To: to, By: by}}
+	}
+	wantCode(t, sc.try(move(StageSubmitted, StageRunning, "host")), EStage)
+	sc.step(move(StageSubmitted, StageClarifying, "host"))
+	sc.step(move(StageClarifying, StageBootstrap, "host"))
+	wantCode(t, sc.try(move(StageBootstrap, StageRunning, "host")), EStage) // no review yet
+	sc.step(Event{Type: TBootstrapReviewed, BootstrapReviewed: &BootstrapReviewed{Passed: true, By: "reviewer"}})
+	sc.step(move(StageBootstrap, StageRunning, "host"))
+	wantCode(t, sc.try(move(StageRunning, StagePaused, "meta")), EStage)
+	wantCode(t, sc.try(move(StageRunning, StagePaused, "host")), EStage)
+	sc.step(move(StageRunning, StagePaused, "user"))
+	sc.step(move(StagePaused, StageRunning, "user"))
+	sc.step(move(StageRunning, StageAwaitingUser, "meta"))
+	wantCode(t, sc.try(move(StageAwaitingUser, StageRunning, "meta")), EStage) // Meta cannot answer itself
+}

@@ -2,7 +2,8 @@
 //
 //	fractal demo                         run the bundled demo
 //	fractal run TASK [--model script:F]  start a run from a task file
-//	fractal resume RUN                   continue a stopped or crashed run
+//	fractal resume RUN                   continue a stopped, paused or crashed run
+//	fractal pause RUN / cancel RUN       the user's say over a run
 //	fractal status RUN [--json]          the instance tree and each node's state
 //	fractal verify RUN                   replay the journal through the Guard
 //	fractal check CONTRACT --in DIR      evaluate a contract's checks on a folder
@@ -99,7 +100,9 @@ func newRoot(stdout, stderr io.Writer) *cobra.Command {
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return usageErr("%v (see 'fractal %s --help')", err, c.Name())
 	})
-	root.AddCommand(demoCmd(), runCmd(), resumeCmd(), statusCmd(), verifyCmd(), checkCmd(), modelsCmd(), doctorCmd(), blueprintCmd(), gcCmd(), benchCmd())
+	root.AddCommand(demoCmd(), runCmd(), resumeCmd(), statusCmd(), verifyCmd(), checkCmd(), modelsCmd(), doctorCmd(),
+		controlCmd("pause", "Pause a run: no new model calls until it is resumed (the run's process keeps it)"),
+		controlCmd("cancel", "Call a run off; everything done so far stays in its folder"), blueprintCmd(), gcCmd(), benchCmd())
 	return root
 }
 

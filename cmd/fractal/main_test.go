@@ -456,3 +456,83 @@ func TestBlueprintCheck(t *testing.T) {
 		t.Fatalf("list: %s", out)
 	}
 }
+
+func stageOf(t *testing.T, dir string) string {
+	m, err := journal.ReadManifest(dir)
+	if err != nil {
+		return "none"
+	}
+	return m.Stage
+}
+
+func waitStage(t *testing.T, dir, want string) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		if stageOf(t, dir) == want {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatalf("stage %s, want %s", stageOf(t, dir), want)
+}
+
+// DA-A4: the user pauses a live run (its process stops starting model
+// calls), resumes it, and cancels another; a run no process drives is
+// paused or cancelled directly. Each move is a compare-and-swap of the
+// manifest and an event.
+func TestPauseResumeCancel(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs processes")
+	}
+	dir := filepath.Join(t.TempDir(), "live")
+	cmd := child(t, "demo", "--dir", dir, "--latency", "60ms")
+	waitStage(t, dir, "running")
+	if code, out, errs := cli(t, "pause", dir); code != 0 || !strings.Contains(out, "asked the process") {
+		t.Fatalf("pause: %d %s %s", code, out, errs)
+	}
+	waitStage(t, dir, "paused")
+	time.Sleep(300 * time.Millisecond) // calls under way finish
+	before, _ := os.ReadFile(filepath.Join(dir, engine.EventsFile))
+	time.Sleep(400 * time.Millisecond)
+	after, _ := os.ReadFile(filepath.Join(dir, engine.EventsFile))
+	if strings.Count(string(after), `"model_call_started"`) != strings.Count(string(before), `"model_call_started"`) {
+		t.Fatal("a paused run started model calls")
+	}
+	if code, out, errs := cli(t, "resume", dir); code != 0 || !strings.Contains(out, "resume") {
+		t.Fatalf("resume: %d %s %s", code, out, errs)
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("the resumed run failed: %v %s", err, cmd.Stderr)
+	}
+	if stageOf(t, dir) != "done" {
+		t.Fatalf("stage %s", stageOf(t, dir))
+	}
+
+	dir2 := filepath.Join(t.TempDir(), "cancel")
+	cmd2 := child(t, "demo", "--dir", dir2, "--latency", "60ms")
+	waitStage(t, dir2, "running")
+	if code, _, errs := cli(t, "cancel", dir2); code != 0 {
+		t.Fatalf("cancel: %s", errs)
+	}
+	_ = cmd2.Wait()
+	if stageOf(t, dir2) != "cancelled" {
+		t.Fatalf("stage %s", stageOf(t, dir2))
+	}
+	if code, out, _ := cli(t, "verify", dir2); code != 0 {
+		t.Fatalf("verify: %s", out)
+	}
+
+	// No process: applied directly. A killed run is paused, then resumed.
+	dir3 := filepath.Join(t.TempDir(), "dead")
+	cmd3 := child(t, "demo", "--dir", dir3, "--latency", "60ms")
+	waitStage(t, dir3, "running")
+	_ = cmd3.Process.Kill()
+	_ = cmd3.Wait()
+	if code, out, errs := cli(t, "pause", dir3); code != 0 || !strings.Contains(out, "paused") {
+		t.Fatalf("pause of a dead run: %d %s %s", code, out, errs)
+	}
+	if code, _, errs := cli(t, "resume", dir3); code != 0 || stageOf(t, dir3) != "done" {
+		t.Fatalf("resume: %s %s", errs, stageOf(t, dir3))
+	}
+}

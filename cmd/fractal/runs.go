@@ -254,6 +254,14 @@ func resumeCmd() *cobra.Command {
 			if err != nil {
 				return usageErr("%s is not a fractal run folder: %v", dir, err)
 			}
+			// A paused run that a process still drives is resumed by that
+			// process.
+			if m.Stage == string(state.StagePaused) {
+				if err := engine.Request(dir, engine.RequestResume); err == nil {
+					fmt.Fprintf(c.OutOrStdout(), "asked the process running %s to resume\n", dir)
+					return nil
+				}
+			}
 			kind, ref, _ := strings.Cut(m.Model, ":")
 			if !filepath.IsAbs(ref) {
 				ref = filepath.Join(dir, ref)
@@ -345,5 +353,46 @@ func drive(ctx context.Context, out io.Writer, e *engine.Engine, dir string) err
 		return failErr("the run is waiting for a decision (fractal status %s)", dir)
 	default:
 		return failErr("the run ended %s: %s", res.Stage, res.Reason)
+	}
+}
+
+// controlCmd builds pause and cancel: a request to the process driving the
+// run, or, when none is, applied to the run folder directly.
+func controlCmd(action, short string) *cobra.Command {
+	return &cobra.Command{
+		Use:   action + " RUN",
+		Short: short,
+		Args:  exactArgs(1, "one run folder"),
+		RunE: func(c *cobra.Command, args []string) error {
+			dir := args[0]
+			if _, err := journal.ReadManifest(dir); err != nil {
+				return usageErr("%s is not a fractal run folder: %v", dir, err)
+			}
+			out := c.OutOrStdout()
+			err := engine.Request(dir, action)
+			if err == nil {
+				fmt.Fprintf(out, "asked the process running %s to %s\n", dir, action)
+				return nil
+			}
+			if !errors.Is(err, engine.ErrNotLive) {
+				return err
+			}
+			e, err := engine.Open(dir, engine.Config{Models: func(model.Role) model.Model { return nil }})
+			if err != nil {
+				return classify(err)
+			}
+			defer e.Close()
+			switch action {
+			case engine.RequestPause:
+				err = e.Pause(c.Context())
+			case engine.RequestCancel:
+				err = e.Cancel(c.Context())
+			}
+			if err != nil {
+				return failErr("cannot %s %s: %v", action, dir, err)
+			}
+			fmt.Fprintf(out, "%s: %s\n", dir, map[string]string{engine.RequestPause: "paused", engine.RequestCancel: "cancelled"}[action])
+			return nil
+		},
 	}
 }
