@@ -101,9 +101,9 @@ type Engine struct {
 	dog          *watchdog.Watchdog
 	trips        map[string]string   // instance → pending watchdog trip (guarded by progMu)
 	notes        map[string][]string // instance → observations and trips for Meta (guarded by progMu)
-	pauseMu   sync.Mutex    // guards resumed, cancelled
-	resumed   chan struct{} // non-nil while paused; closed on resume
-	cancelled bool
+	pauseMu      sync.Mutex          // guards resumed, cancelled
+	resumed      chan struct{}       // non-nil while paused; closed on resume
+	cancelled    bool
 	// defaulted are the questions answered by default, for the report;
 	// askedByMeta marks open questions as Meta's (guarded by progMu).
 	defaulted   []string
