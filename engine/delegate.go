@@ -27,6 +27,9 @@ func RootContract(p policy.Policy) scope.DelegationContract {
 	}
 	c.Budget.MaxConcurrent = p.MaxConcurrent
 	c.Budget.DailyLimit = p.DailyLimit
+	// Everyone may read the task harness; no one writes it but Meta's
+	// audited tool (DA-B3).
+	c.Scope.Read = append(c.Scope.Read, "harness")
 	c.Identity.AgentKind = "run"
 	return c
 }
@@ -66,12 +69,12 @@ func (e *Engine) childPacket(s *state.State, parent string, t *state.Task, now t
 	}
 	// Every child writes its own folder only and reads the inputs and its
 	// parent's folder (the accepted work of its siblings).
-	req.Scope = scope.Scope{Read: []string{InputsDir, p.Boundary}}
+	req.Scope = scope.Scope{Read: []string{InputsDir, "harness", p.Boundary}}
 	if !req.Constraints.ReadOnly {
 		req.Scope.Write = []string{t.Boundary}
 	}
 	if parent == state.Session {
-		req.Scope.Read = []string{InputsDir, t.Boundary}
+		req.Scope.Read = []string{InputsDir, "harness", t.Boundary}
 	}
 	if req.Budget.MaxTokens == 0 || req.Budget.MaxTokens > carve {
 		req.Budget.MaxTokens = carve

@@ -64,6 +64,10 @@ type Config struct {
 	Home string
 	// StallTick is how often the stall monitor looks (default 1s).
 	StallTick time.Duration
+	// In and Out are the person's terminal, for the discussion's questions
+	// in interactive mode.
+	In  io.Reader
+	Out io.Writer
 }
 
 // Engine drives one run folder. Create or Open it, call Run, then Close.
@@ -98,15 +102,14 @@ type Engine struct {
 	violations   map[string]int // instance → boundary refusals in its current attempt
 	lastProgress map[string]time.Time
 	stalled      map[string]bool
+	raw          bool // the run starts from a person's words
 	dog          *watchdog.Watchdog
 	trips        map[string]string   // instance → pending watchdog trip (guarded by progMu)
 	notes        map[string][]string // instance → observations and trips for Meta (guarded by progMu)
 	pauseMu      sync.Mutex          // guards resumed, cancelled
 	resumed      chan struct{}       // non-nil while paused; closed on resume
 	cancelled    bool
-	// defaulted are the questions answered by default, for the report;
 	// askedByMeta marks open questions as Meta's (guarded by progMu).
-	defaulted   []string
 	askedByMeta bool
 	// questions raised by nested instances for the user (guarded by mu).
 	questions []string

@@ -101,7 +101,7 @@ func (e *Engine) finalReading(ctx context.Context) (string, error) {
 		}
 		reports = append(reports, report)
 	}
-	defaults = e.defaultedAnswers()
+	e.view(func(s *state.State) { defaults = append([]string(nil), s.Defaulted...) })
 	var b strings.Builder
 	b.WriteString("# Report\n\n")
 	for _, r := range reports {
@@ -114,14 +114,6 @@ func (e *Engine) finalReading(ctx context.Context) (string, error) {
 		}
 	}
 	return b.String(), nil
-}
-
-// defaultedAnswers lists the questions answered by default, from the
-// journal's user messages.
-func (e *Engine) defaultedAnswers() []string {
-	e.progMu.Lock()
-	defer e.progMu.Unlock()
-	return append([]string(nil), e.defaulted...)
 }
 
 // metaAsked reports whether the open questions came from Meta.

@@ -344,7 +344,20 @@ func (e *Engine) declare(id string, c contract.Contract, in state.Instance, raw 
 			}
 		}
 	}
-	if probs := gate.CheckSelfAssessment(c, nil, args.Items, files); len(probs) > 0 {
+	// A top-level contract built directly answers for the task's
+	// constraints too (DA-B1); a part of a decomposed task answers for its
+	// own checks, and the constraints are judged on the merged work.
+	var constraints []string
+	e.view(func(s *state.State) {
+		if in.Parent == state.Session {
+			for _, k := range s.Constraints {
+				if k.Text != "none stated" {
+					constraints = append(constraints, k.ID+": "+k.Text)
+				}
+			}
+		}
+	})
+	if probs := gate.CheckSelfAssessment(c, constraints, args.Items, files); len(probs) > 0 {
 		var msgs []string
 		for _, p := range probs {
 			msgs = append(msgs, string(p.Code)+" "+p.Item+": "+p.Message)
@@ -502,9 +515,6 @@ func (e *Engine) askUser(ctx context.Context, raw json.RawMessage) (string, erro
 	if err := e.note(state.Event{Type: state.TUserMessage, UserMessage: um}); err != nil {
 		return "", err
 	}
-	e.progMu.Lock()
-	e.defaulted = append(e.defaulted, m.Text+" — "+ans.Note)
-	e.progMu.Unlock()
 	return "The person did not answer in time; the default was taken: " + ans.Value, nil
 }
 

@@ -308,6 +308,7 @@ func (e *Engine) workerPrompt(c contract.Contract, boundary, parentBd string, a 
 	if a.Feedback != "" {
 		fmt.Fprintf(&b, "\nThis is attempt %d. %s\n", a.Number, a.Feedback)
 	}
+	b.WriteString(e.harnessPrompt())
 	b.WriteString("\n" + scope.Render(contractOf))
 	b.WriteString("\nWhen every check passes, call declare_done with a self-assessment for every check")
 	if len(contractOf.SOP) > 0 {

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	"github.com/fractal-harness/fractal/contract"
 	"github.com/fractal-harness/fractal/journal"
@@ -39,12 +40,20 @@ type Task struct {
 	// Model names the model configuration for people and for resume (for
 	// example "script:model/script.yaml").
 	Model string
+	// Raw is the person's own words, when the run starts from them rather
+	// than from agreed contracts: the discussion turns them into contracts
+	// (F-D3.5) and Contracts stays empty.
+	Raw string
 }
 
 // Validate reports the first problem with t.
 func (t Task) Validate() error {
-	if len(t.Contracts) == 0 {
-		return errors.New("the task has no contracts")
+	if strings.TrimSpace(t.Raw) != "" {
+		if len(t.Contracts) > 0 {
+			return errors.New("a task is either the person's words or agreed contracts, not both")
+		}
+	} else if len(t.Contracts) == 0 {
+		return errors.New("the task has no contracts and no text")
 	}
 	seen := map[string]bool{}
 	for _, tc := range t.Contracts {
@@ -135,13 +144,15 @@ func Create(dir string, t Task, cfg Config) (*Engine, error) {
 	}
 	e := newEngine(abs, cfg, log, lock, state.New())
 	ctx := context.Background()
-	steps := []state.Event{{Type: state.TRunStarted, RunStarted: &state.RunStarted{RunID: runID, Policy: t.Policy, Model: t.Model, Boundary: WorkDir, Root: RootContract(t.Policy)}}}
-	plan := &state.PlanRecorded{Instance: state.Session}
-	for _, tc := range t.Contracts {
-		steps = append(steps, state.Event{Type: state.TContractRegistered, ContractRegistered: &state.ContractRegistered{Contract: tc.Contract, Source: state.FromDiscussion, By: state.Session}})
-		plan.Tasks = append(plan.Tasks, state.PlanTask{ID: tc.Name, ContractID: tc.Contract.ID, Boundary: WorkDir + "/" + tc.Name})
+	raw := strings.TrimSpace(t.Raw) != ""
+	steps := []state.Event{{Type: state.TRunStarted, RunStarted: &state.RunStarted{RunID: runID, Policy: t.Policy, Model: t.Model, Boundary: WorkDir, Root: RootContract(t.Policy), Raw: raw}}}
+	if raw {
+		if err := os.WriteFile(filepath.Join(abs, InputsDir, "task.md"), []byte(t.Raw), 0o644); err != nil {
+			return nil, fmt.Errorf("engine: write the task: %w", err)
+		}
+	} else {
+		steps = append(steps, discussed(t.Contracts)...)
 	}
-	steps = append(steps, state.Event{Type: state.TPlanRecorded, PlanRecorded: plan})
 	for _, ev := range steps {
 		if err := e.note(ev); err != nil {
 			_ = log.Close()
@@ -158,8 +169,20 @@ func Create(dir string, t Task, cfg Config) (*Engine, error) {
 			return nil, err
 		}
 	}
+	e.raw = raw
 	ok = true
 	return e, nil
+}
+
+// discussed are the events that make agreed contracts the session's plan.
+func discussed(cs []TopContract) []state.Event {
+	var evs []state.Event
+	plan := &state.PlanRecorded{Instance: state.Session}
+	for _, tc := range cs {
+		evs = append(evs, state.Event{Type: state.TContractRegistered, ContractRegistered: &state.ContractRegistered{Contract: tc.Contract, Source: state.FromDiscussion, By: state.Session}})
+		plan.Tasks = append(plan.Tasks, state.PlanTask{ID: tc.Name, ContractID: tc.Contract.ID, Boundary: WorkDir + "/" + tc.Name})
+	}
+	return append(evs, state.Event{Type: state.TPlanRecorded, PlanRecorded: plan})
 }
 
 func newEngine(dir string, cfg Config, log *journal.Log, lock *journal.RunLock, st *state.State) *Engine {
@@ -340,6 +363,20 @@ func (e *Engine) Run(ctx context.Context) (Result, error) {
 		return Result{}, err
 	}
 	if err := e.start(ctx); err != nil {
+		var fr *failedRun
+		switch {
+		case errors.Is(err, errNeedsUser):
+			if err := e.setStage(ctx, state.StageAwaitingUser, "host", "the plan of work needs the person"); err != nil {
+				return Result{}, err
+			}
+			return Result{Stage: state.StageAwaitingUser, Questions: e.raised()}, nil
+		case errors.As(err, &fr):
+			if err := e.commit(ctx, state.Event{Type: state.TRunFinished, RunFinished: &state.RunFinished{Status: state.StageFailed, Reason: fr.reason}}); err != nil {
+				return Result{}, err
+			}
+			_ = e.syncManifest(state.StageFailed)
+			return Result{Stage: state.StageFailed, Reason: fr.reason}, nil
+		}
 		return Result{}, err
 	}
 	res, err := e.superviseSession(ctx)
@@ -411,8 +448,12 @@ func (e *Engine) start(ctx context.Context) error {
 	var (
 		cur    state.Stage
 		passed bool
+		raw    bool
 	)
-	e.view(func(s *state.State) { cur, passed = s.Stage, s.BootstrapPassed })
+	e.view(func(s *state.State) { cur, passed, raw = s.Stage, s.BootstrapPassed, s.Raw })
+	if raw && (cur == state.StageSubmitted || cur == state.StageClarifying || cur == state.StageBootstrap) {
+		return e.intake(ctx)
+	}
 	switch cur {
 	case state.StageSubmitted:
 		if err := e.setStage(ctx, state.StageClarifying, "host", "the task file states the contracts: nothing to ask"); err != nil {

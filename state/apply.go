@@ -25,7 +25,7 @@ func (s *State) Apply(ev Event) {
 	switch ev.Type {
 	case TRunStarted:
 		x := ev.RunStarted
-		s.RunID, s.Policy, s.Model = x.RunID, x.Policy, x.Model
+		s.RunID, s.Policy, s.Model, s.Raw = x.RunID, x.Policy, x.Model, x.Raw
 		s.Stage = StageSubmitted
 		root := &Instance{ID: Session, Boundary: x.Boundary, Depth: -1, Mode: Idle}
 		root.Packet.Contract = x.Root
@@ -158,7 +158,11 @@ func (s *State) Apply(ev Event) {
 			s.Sessions = map[string]int{}
 		}
 		s.Sessions[ev.SessionEnded.Attempt] = ev.SessionEnded.Session
-	case TMetaDecision, TObservation, TWatchdogTrip, TUserMessage:
+	case TUserMessage:
+		if x := ev.UserMessage; x.Defaulted {
+			s.Defaulted = append(s.Defaulted, x.Text+" — "+x.Note)
+		}
+	case TMetaDecision, TObservation, TWatchdogTrip:
 	case TFinalReading:
 		if s.FinalReadings == nil {
 			s.FinalReadings = map[string]bool{}
@@ -166,6 +170,13 @@ func (s *State) Apply(ev Event) {
 		s.FinalReadings[ev.FinalReading.Instance] = true
 	case TBootstrapReviewed:
 		s.BootstrapPassed = ev.BootstrapReviewed.Passed
+	case TIntakeStep:
+		if x := ev.IntakeStep; x.Kind == "answers" && x.Author == "default" {
+			s.Defaulted = append(s.Defaulted, "Before the work started: "+x.Detail)
+		}
+	case TConstraints:
+		s.Constraints = append([]Constraint(nil), ev.Constraints.List...)
+		s.Outcome = ev.Constraints.Outcome
 	case TRunFinished:
 		x := *ev.RunFinished
 		s.Finished = &x

@@ -9,6 +9,7 @@
 package state
 
 import (
+	"encoding/json"
 	"time"
 
 	"github.com/fractal-harness/fractal/contract"
@@ -60,6 +61,8 @@ const (
 	TUserMessage        Type = "user_message"
 	TFinalReading       Type = "final_reading"
 	TBootstrapReviewed  Type = "bootstrap_reviewed"
+	TIntakeStep         Type = "intake_step"
+	TConstraints        Type = "constraints_recorded"
 )
 
 // Event is one line of events.jsonl: an envelope and exactly one payload,
@@ -100,6 +103,8 @@ type Event struct {
 	UserMessage        *UserMessage        `json:"user_message,omitempty"`
 	FinalReading       *FinalReading       `json:"final_reading,omitempty"`
 	BootstrapReviewed  *BootstrapReviewed  `json:"bootstrap_reviewed,omitempty"`
+	IntakeStep         *IntakeStep         `json:"intake_step,omitempty"`
+	Constraints        *Constraints        `json:"constraints_recorded,omitempty"`
 }
 
 // payloads returns the type of every payload that is set; a well-formed
@@ -140,6 +145,8 @@ func (e Event) payloads() []Type {
 	add(e.UserMessage != nil, TUserMessage)
 	add(e.FinalReading != nil, TFinalReading)
 	add(e.BootstrapReviewed != nil, TBootstrapReviewed)
+	add(e.IntakeStep != nil, TIntakeStep)
+	add(e.Constraints != nil, TConstraints)
 	return out
 }
 
@@ -154,6 +161,9 @@ type RunStarted struct {
 	// Root is the delegation contract of the run itself: every instance's
 	// contract descends from it (DC3).
 	Root scope.DelegationContract `json:"root"`
+	// Raw: the run starts from a person's words (inputs/task.md); its
+	// contracts come from the discussion (F-D3.5).
+	Raw bool `json:"raw,omitempty"`
 }
 
 // Source says where a contract came from (F-A2): a discussion with the user,
@@ -342,6 +352,40 @@ type FinalReading struct {
 	Instance string   `json:"instance"`
 	Files    []string `json:"files"`
 	Report   string   `json:"report"`
+}
+
+// IntakeStep is one step of the discussion or of the harness's making
+// (F-D3.5, DA-B3): a question round, the answers, a refused constraint, a
+// harness write (recorded before the file is written: path, size, hash,
+// reason, author), a precheck, a review.
+type IntakeStep struct {
+	Kind     string   `json:"kind"`
+	Detail   string   `json:"detail,omitempty"`
+	Path     string   `json:"path,omitempty"`
+	SHA256   string   `json:"sha256,omitempty"`
+	Size     int      `json:"size,omitempty"`
+	Author   string   `json:"author,omitempty"`
+	Reason   string   `json:"reason,omitempty"`
+	Passed   bool     `json:"passed,omitempty"`
+	Problems []string `json:"problems,omitempty"`
+}
+
+// Constraint is one of the six explicit constraints of DA-B3, with the
+// quotation of the user's words it comes from.
+type Constraint struct {
+	ID     string `json:"id"`
+	Kind   string `json:"kind"`
+	Text   string `json:"text"`
+	Quote  string `json:"quote"`
+	Source string `json:"source"`
+}
+
+// Constraints records the discussion's constraints, and its whole outcome
+// (rounds and answers included) so a resumed run can review the harness
+// against exactly what was agreed.
+type Constraints struct {
+	List    []Constraint    `json:"list"`
+	Outcome json.RawMessage `json:"outcome,omitempty"`
 }
 
 // BootstrapReviewed records the bootstrap review gate (DA-A2): running may

@@ -172,6 +172,19 @@ func Guard(s *State, ev Event) error {
 	case TFinalReading:
 		return live(s, ev.FinalReading.Instance)
 	case TBootstrapReviewed:
+		if s.Stage != StageBootstrap {
+			return violate(EStage, "a bootstrap review outside bootstrapping (the stage is %s)", s.Stage)
+		}
+		return nil
+	case TIntakeStep:
+		if s.Stage != StageClarifying && s.Stage != StageBootstrap {
+			return violate(EStage, "an intake step outside clarifying and bootstrapping (the stage is %s)", s.Stage)
+		}
+		return nil
+	case TConstraints:
+		if s.Stage != StageClarifying {
+			return violate(EStage, "constraints are recorded by the discussion (the stage is %s)", s.Stage)
+		}
 		return nil
 	case TEvidenceSubmitted:
 		return guardEvidence(s, ev.EvidenceSubmitted)

@@ -1,6 +1,8 @@
 package state
 
 import (
+	"encoding/json"
+
 	"github.com/fractal-harness/fractal/contract"
 	"github.com/fractal-harness/fractal/model"
 	"github.com/fractal-harness/fractal/policy"
@@ -34,6 +36,15 @@ type State struct {
 	BootstrapPassed bool `json:"bootstrap_passed,omitempty"`
 	// FinalReadings are the top-level instances Meta read before delivery.
 	FinalReadings map[string]bool `json:"final_readings,omitempty"`
+	// Constraints are the discussion's six explicit constraints (DA-B3).
+	Constraints []Constraint    `json:"constraints,omitempty"`
+	Outcome     json.RawMessage `json:"outcome,omitempty"`
+	// Raw marks a run that started from a person's words: its contracts
+	// come from the discussion.
+	Raw bool `json:"raw,omitempty"`
+	// Defaulted are the answers taken by default, for the delivery report
+	// (DA-B4).
+	Defaulted []string `json:"defaulted,omitempty"`
 	// Sessions counts Worker relay sessions per attempt.
 	Sessions map[string]int `json:"sessions,omitempty"`
 }

@@ -53,6 +53,14 @@ type PolicyFields struct {
 	ModelTimeout         *string  `yaml:"model_timeout"`
 	MaxConcurrent        *int     `yaml:"max_concurrent"`
 	DailyLimit           *int     `yaml:"daily_limit"`
+	MaxSessions          *int     `yaml:"max_sessions"`
+	SessionTokens        *int     `yaml:"session_tokens"`
+	WatchEvery           *int     `yaml:"watch_every"`
+	ToolLoop             *int     `yaml:"tool_loop"`
+	AnswerWait           *string  `yaml:"answer_wait"`
+	NoProgress           *string  `yaml:"no_progress"`
+	ReviewerSession      *string  `yaml:"reviewer_session"`
+	MetaTurn             *string  `yaml:"meta_turn"`
 }
 
 // Apply returns p with the set fields overridden.
@@ -74,6 +82,25 @@ func (f *PolicyFields) Apply(p policy.Policy) (policy.Policy, error) {
 	setI(&p.MaxTurns, f.MaxTurns)
 	setI(&p.MaxConcurrent, f.MaxConcurrent)
 	setI(&p.DailyLimit, f.DailyLimit)
+	setI(&p.MaxSessions, f.MaxSessions)
+	setI(&p.SessionTokens, f.SessionTokens)
+	setI(&p.WatchEvery, f.WatchEvery)
+	setI(&p.ToolLoop, f.ToolLoop)
+	for _, d := range []struct {
+		name string
+		src  *string
+		dst  *time.Duration
+	}{{"answer_wait", f.AnswerWait, &p.AnswerWait}, {"no_progress", f.NoProgress, &p.NoProgress},
+		{"reviewer_session", f.ReviewerSession, &p.ReviewerSession}, {"meta_turn", f.MetaTurn, &p.MetaTurn}} {
+		if d.src == nil {
+			continue
+		}
+		v, err := time.ParseDuration(*d.src)
+		if err != nil {
+			return p, fmt.Errorf("policy: %s: %v", d.name, err)
+		}
+		*d.dst = v
+	}
 	if f.Reassign != nil {
 		p.Permissions.Reassign = *f.Reassign
 	}

@@ -51,6 +51,14 @@ func demoCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			// The demo starts from the person's words, through the
+			// discussion and the task harness (F-D3.5, DA-B3); task.yaml
+			// lends it its inputs and policy.
+			raw, err := fs.ReadFile(demo.Files, "task.md")
+			if err != nil {
+				return err
+			}
+			spec.Task.Raw, spec.Task.Contracts = string(raw), nil
 			sdata, err := fs.ReadFile(demo.Files, "script.yaml")
 			if err != nil {
 				return err

@@ -1,0 +1,108 @@
+package intake
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/fractal-harness/fractal/contract"
+	"github.com/fractal-harness/fractal/discuss"
+	"github.com/fractal-harness/fractal/harness"
+)
+
+// kindWords names each kind of constraint the way the person thinks of
+// it.
+var kindWords = map[harness.Kind]string{
+	harness.Audience:    "Who it is for",
+	harness.Form:        "Form",
+	harness.TimeWindow:  "Period covered",
+	harness.MustInclude: "Must include",
+	harness.Exclude:     "Leave out",
+	harness.Quality:     "Quality",
+}
+
+// proposalSummary is what the person confirms in interactive mode: what
+// will be delivered, where, what will be checked, and what the work keeps
+// to — in plain words, without ids, codes or file formats of the
+// framework (DA-B4).
+func proposalSummary(o discuss.Outcome) string {
+	var b strings.Builder
+	b.WriteString("Here is what I understood. Please check it before the work starts.\n\nWhat will be delivered:\n")
+	for i, p := range o.Contracts {
+		fmt.Fprintf(&b, "%d. %s\n   In the folder work/%s/. It will be checked that:\n", i+1, oneLine(p.Intent), p.Name)
+		for _, ch := range p.Checks {
+			fmt.Fprintf(&b, "   - %s\n", describeCheck(ch))
+		}
+	}
+	if len(o.Constraints) > 0 {
+		b.WriteString("\nWhat the work will keep to:\n")
+		for _, k := range harness.Kinds {
+			for _, c := range o.Constraints {
+				if c.Kind != k {
+					continue
+				}
+				text := oneLine(c.Text)
+				if c.IsNone() {
+					text = "nothing particular"
+				}
+				fmt.Fprintf(&b, "- %s: %s\n", kindWords[k], text)
+			}
+		}
+	}
+	return b.String()
+}
+
+// describeCheck says what a check verifies, in a phrase.
+func describeCheck(ch contract.Check) string {
+	switch ch.Kind {
+	case contract.FileExists:
+		return fmt.Sprintf("the file %s exists", ch.Path)
+	case contract.FileMinLines:
+		return fmt.Sprintf("the file %s has at least %d lines", ch.Path, ch.Min)
+	case contract.FileMinBytes:
+		return fmt.Sprintf("the file %s holds at least %d bytes", ch.Path, ch.Min)
+	case contract.YAMLFieldPresent:
+		return fmt.Sprintf("the file %s has the entry %q", ch.Path, ch.Field)
+	case contract.DirMinFiles:
+		where := "the folder " + ch.Path
+		if ch.Path == "." {
+			where = "the folder itself"
+		}
+		s := fmt.Sprintf("%s holds at least %d files", where, ch.Min)
+		if ch.Glob != "" && ch.Glob != "*" {
+			s += fmt.Sprintf(" named like %q", ch.Glob)
+		}
+		return s
+	case contract.Script:
+		return fmt.Sprintf("the checking program %s (run with %s) succeeds", ch.Path, ch.Interpreter)
+	case contract.Contains:
+		return fmt.Sprintf("the file %s contains %q", ch.Path, ch.Text)
+	case contract.Matches:
+		return fmt.Sprintf("the file %s has text matching the pattern %q", ch.Path, ch.Text)
+	case contract.Rubric:
+		return "a reviewer confirms: " + oneLine(ch.Text)
+	}
+	return string(ch.Kind)
+}
+
+// proposalDetail is the journal line of a valid proposal: each contract's
+// name, id and intent, and the constraints by id and kind.
+func proposalDetail(o discuss.Outcome) string {
+	var parts []string
+	for _, p := range o.Contracts {
+		parts = append(parts, fmt.Sprintf("%s (%s): %s", p.Name, p.Contract().ID, oneLine(p.Intent)))
+	}
+	var cs []string
+	for _, c := range o.Constraints {
+		cs = append(cs, c.ID+" "+string(c.Kind))
+	}
+	s := fmt.Sprintf("%d contract(s): %s", len(o.Contracts), strings.Join(parts, "; "))
+	if len(cs) > 0 {
+		s += "; constraints " + strings.Join(cs, ", ")
+	}
+	if o.FastPath {
+		s += "; fast path (no questions)"
+	}
+	return s
+}
+
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
