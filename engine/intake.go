@@ -11,11 +11,13 @@ import (
 
 	"github.com/fractal-harness/fractal/contract"
 	"github.com/fractal-harness/fractal/discuss"
+	"github.com/fractal-harness/fractal/gate"
 	"github.com/fractal-harness/fractal/harness"
 	"github.com/fractal-harness/fractal/intake"
 	"github.com/fractal-harness/fractal/model"
 	"github.com/fractal-harness/fractal/policy"
 	"github.com/fractal-harness/fractal/state"
+	"github.com/fractal-harness/fractal/tool"
 )
 
 // errNeedsUser stops a run whose harness the Reviewer would not pass in
@@ -155,4 +157,74 @@ func (e *Engine) harnessPrompt() string {
 		return ""
 	}
 	return "\nHow this task is done (from harness/worker_prompt_taskpart.md; read harness/methodology.md and the SOP of your step too):\n" + string(b)
+}
+
+// hasHarness reports whether the run has a task harness.
+func (e *Engine) hasHarness() bool {
+	_, err := os.Stat(filepath.Join(e.dir, harness.Dir, harness.Methodology))
+	return err == nil
+}
+
+// revisionReview is the harness revision review (DA-A2, DA-A5): a large
+// change made while running goes to the Reviewer — never its author —
+// with the person's words and the whole harness, and one verdict. It
+// returns a note for the worker when the review did not pass.
+func (e *Engine) revisionReview(ctx context.Context, id string, changes []harness.AuditRecord) string {
+	var paths []string
+	author := ""
+	for _, c := range changes {
+		if c.Large {
+			paths = append(paths, c.Path)
+			author = c.Author
+		}
+	}
+	if len(paths) == 0 {
+		return ""
+	}
+	raw, _ := os.ReadFile(filepath.Join(e.dir, InputsDir, "task.md"))
+	clar := map[string]string{}
+	ans, _ := filepath.Glob(filepath.Join(e.dir, InputsDir, "clarify", "*_answers.md"))
+	for _, p := range ans {
+		if b, err := os.ReadFile(p); err == nil {
+			clar[InputsDir+"/clarify/"+filepath.Base(p)] = string(b)
+		}
+	}
+	files := map[string]string{}
+	root := filepath.Join(e.dir, harness.Dir)
+	_ = filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+		if err == nil && d.Type().IsRegular() {
+			rel, _ := filepath.Rel(root, p)
+			if b, err := os.ReadFile(p); err == nil {
+				files[filepath.ToSlash(rel)] = string(b)
+			}
+		}
+		return nil
+	})
+	out := e.outcome()
+	packet := harness.ReviewPacket(string(raw), clar, out.Constraints, files) + "\nThe harness was revised while the work was under way (" + strings.Join(paths, ", ") + "). Call submit_verdict once."
+	var known []string
+	for f := range files {
+		known = append(known, f, harness.Dir+"/"+f)
+	}
+	ss := e.newSession(id, model.Reviewer, reviewerSystem, packet, []model.ToolSpec{submitVerdictSpec}, mustRegistry(), toolEnv(e, id), "harness revision review", 1)
+	var verdict *gate.Verdict
+	err := ss.loop(ctx, map[string]hostTool{toolSubmitVerdict: func(call model.ToolCall) (bool, error) {
+		v, err := gate.ParseVerdict(call.Args, known)
+		if err != nil {
+			return false, tool.Errorf("E-ARGS", "%v", err)
+		}
+		verdict = &v
+		return true, nil
+	}})
+	res := gate.ReviewOutcome(verdict, err)
+	_ = e.note(state.Event{Type: state.THarnessReviewed, HarnessReviewed: &state.HarnessReviewed{By: "reviewer", Author: author, Paths: paths, Passed: res.Accepted, Note: res.Reason}})
+	if res.Accepted {
+		return ""
+	}
+	e.addNote(id, "the harness revision was not passed: "+res.Reason)
+	return "(The revised method has not passed its review yet: " + res.Reason + ")"
+}
+
+func toolEnv(e *Engine, id string) tool.Env {
+	return tool.Env{Instance: id, RunRoot: e.dir, Boundary: WorkDir, Readable: []string{InputsDir}}
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/fractal-harness/fractal/check"
 	"github.com/fractal-harness/fractal/contract"
 	"github.com/fractal-harness/fractal/gate"
+	"github.com/fractal-harness/fractal/harness"
 	"github.com/fractal-harness/fractal/model"
 	"github.com/fractal-harness/fractal/state"
 	"github.com/fractal-harness/fractal/tool"
@@ -179,6 +180,7 @@ func (e *Engine) workerSession(ctx context.Context, id, attempt string, n int, c
 	env := tool.Env{Instance: id, RunRoot: e.dir, Boundary: in.Boundary, Readable: readable(in.Packet.Contract, in.Boundary)}
 	host := []model.ToolSpec{declareDoneSpec, handoffSpec, blockedSpec, progressSpec, requestHelpSpec}
 	ss := e.newSession(id, model.Worker, workerSystem, prompt, host, packetTools(in.Packet), env, c.Intent, a.Number)
+	ss.req.Session = n
 	ss.stream = e.streamPath(id)
 	fmt.Fprintf(ss.streamLog(), "== session %d of attempt %d\n", n, a.Number)
 	budget := e.policy().SessionTokens
@@ -425,9 +427,27 @@ func (e *Engine) metaDecide(ctx context.Context, id string, n int, c contract.Co
 		fmt.Fprintf(&b, "Observation: %s\n", nt)
 	}
 	fmt.Fprintf(&b, "\nprogress.md:\n%s\n\nTake a position: start_worker (with a message), give_up, or ask_user.", progress)
-	env := tool.Env{Instance: id, RunRoot: e.dir, Boundary: in.Boundary, Readable: []string{InputsDir}}
-	ss := e.newSession(id, model.Meta, metaSystem, b.String(), []model.ToolSpec{startWorkerSpec, giveUpSpec, askUserSpec}, readOnlyTools, env, c.Intent, attempt)
+	env := tool.Env{Instance: id, RunRoot: e.dir, Boundary: in.Boundary, Readable: []string{InputsDir, harness.Dir}}
+	// With a task harness, Meta may revise it — through the audited tool
+	// only — and must then tell the worker (DA-A5).
+	tools := readOnlyTools
+	var changes []harness.AuditRecord
+	if e.hasHarness() {
+		w := harness.NewWriter(filepath.Join(e.dir, harness.Dir), func(r harness.AuditRecord) error {
+			changes = append(changes, r)
+			return e.commit(ctx, state.Event{Type: state.THarnessChanged, HarnessChanged: &state.HarnessChanged{Path: r.Path, Size: r.Size, SHA256: r.SHA256, Reason: r.Reason, Author: r.Author, Large: r.Large}})
+		}).WithClock(e.cfg.Clock)
+		tools = mustRegistry(append(readOnlyToolList(), w.Tool("meta"))...)
+		b.WriteString("\nYou may revise the task harness with harness_write; then you must start the worker with a message saying what changed.")
+	}
+	ss := e.newSession(id, model.Meta, metaSystem, b.String(), []model.ToolSpec{startWorkerSpec, giveUpSpec, askUserSpec}, tools, env, c.Intent, attempt)
 	dec := &state.MetaDecision{Instance: id, Session: n}
+	mustTell := func() error {
+		if len(changes) > 0 {
+			return tool.Errorf("E-HARNESS-UNTOLD", "you changed the task harness (%s): a write alone schedules nothing; start the worker with a message saying what changed", changes[len(changes)-1].Path)
+		}
+		return nil
+	}
 	err := ss.loop(ctx, map[string]hostTool{
 		"start_worker": func(call model.ToolCall) (bool, error) {
 			var a struct{ Message string }
@@ -438,6 +458,9 @@ func (e *Engine) metaDecide(ctx context.Context, id string, n int, c contract.Co
 			return true, nil
 		},
 		"give_up": func(call model.ToolCall) (bool, error) {
+			if err := mustTell(); err != nil {
+				return false, err
+			}
 			var a struct{ Reason string }
 			if err := strictJSON(call.Args, &a); err != nil || strings.TrimSpace(a.Reason) == "" {
 				return false, tool.Errorf("E-ARGS", "give_up needs a reason")
@@ -446,6 +469,9 @@ func (e *Engine) metaDecide(ctx context.Context, id string, n int, c contract.Co
 			return true, nil
 		},
 		"ask_user": func(call model.ToolCall) (bool, error) {
+			if err := mustTell(); err != nil {
+				return false, err
+			}
 			answer, err := e.askUser(ctx, call.Args)
 			if err != nil {
 				return false, err
@@ -456,6 +482,9 @@ func (e *Engine) metaDecide(ctx context.Context, id string, n int, c contract.Co
 	})
 	if err != nil {
 		return nil, fmt.Errorf("Meta took no position after the session ended: %w", err)
+	}
+	if note := e.revisionReview(ctx, id, changes); note != "" {
+		dec.Message += " " + note
 	}
 	if err := e.note(state.Event{Type: state.TMetaDecision, MetaDecision: dec}); err != nil {
 		return nil, err

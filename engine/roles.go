@@ -41,8 +41,10 @@ const maxCorrections = 3
 
 var (
 	workerTools   = mustRegistry(fs.ReadFile(), fs.WriteFile(), fs.ListDir(), inventory.Tool())
-	readOnlyTools = mustRegistry(fs.ReadFile(), fs.ListDir())
+	readOnlyTools = mustRegistry(readOnlyToolList()...)
 )
+
+func readOnlyToolList() []tool.Tool { return []tool.Tool{fs.ReadFile(), fs.ListDir()} }
 
 // packetTools is the registry of the worker tools a packet's contract
 // grants (F-D4.5, DC3): nothing else is even offered to the model.

@@ -87,8 +87,9 @@ type Message struct {
 type Request struct {
 	Role      Role       `json:"role"`
 	Instance  string     `json:"instance"`
-	Intent    string     `json:"intent"`  // the intent of the instance's contract
-	Attempt   int        `json:"attempt"` // 1-based attempt number of the instance's task
+	Intent    string     `json:"intent"`            // the intent of the instance's contract
+	Attempt   int        `json:"attempt"`           // 1-based attempt number of the instance's task
+	Session   int        `json:"session,omitempty"` // 1-based relay session of a worker's attempt
 	System    string     `json:"system"`
 	Messages  []Message  `json:"messages"`
 	Tools     []ToolSpec `json:"tools,omitempty"`

@@ -170,6 +170,21 @@ func (s *State) Apply(ev Event) {
 		s.FinalReadings[ev.FinalReading.Instance] = true
 	case TBootstrapReviewed:
 		s.BootstrapPassed = ev.BootstrapReviewed.Passed
+	case THarnessChanged:
+		if x := ev.HarnessChanged; x.Large {
+			if s.Unreviewed == nil {
+				s.Unreviewed = map[string]string{}
+			}
+			s.Unreviewed[x.Path] = x.Author
+		}
+	case THarnessReviewed:
+		if x := ev.HarnessReviewed; x.Passed {
+			for _, p := range x.Paths {
+				if a, ok := s.Unreviewed[p]; ok && a != x.By {
+					delete(s.Unreviewed, p)
+				}
+			}
+		}
 	case TIntakeStep:
 		if x := ev.IntakeStep; x.Kind == "answers" && x.Author == "default" {
 			s.Defaulted = append(s.Defaulted, "Before the work started: "+x.Detail)

@@ -63,6 +63,8 @@ const (
 	TBootstrapReviewed  Type = "bootstrap_reviewed"
 	TIntakeStep         Type = "intake_step"
 	TConstraints        Type = "constraints_recorded"
+	THarnessChanged     Type = "harness_changed"
+	THarnessReviewed    Type = "harness_reviewed"
 )
 
 // Event is one line of events.jsonl: an envelope and exactly one payload,
@@ -105,6 +107,8 @@ type Event struct {
 	BootstrapReviewed  *BootstrapReviewed  `json:"bootstrap_reviewed,omitempty"`
 	IntakeStep         *IntakeStep         `json:"intake_step,omitempty"`
 	Constraints        *Constraints        `json:"constraints_recorded,omitempty"`
+	HarnessChanged     *HarnessChanged     `json:"harness_changed,omitempty"`
+	HarnessReviewed    *HarnessReviewed    `json:"harness_reviewed,omitempty"`
 }
 
 // payloads returns the type of every payload that is set; a well-formed
@@ -147,6 +151,8 @@ func (e Event) payloads() []Type {
 	add(e.BootstrapReviewed != nil, TBootstrapReviewed)
 	add(e.IntakeStep != nil, TIntakeStep)
 	add(e.Constraints != nil, TConstraints)
+	add(e.HarnessChanged != nil, THarnessChanged)
+	add(e.HarnessReviewed != nil, THarnessReviewed)
 	return out
 }
 
@@ -368,6 +374,28 @@ type IntakeStep struct {
 	Reason   string   `json:"reason,omitempty"`
 	Passed   bool     `json:"passed,omitempty"`
 	Problems []string `json:"problems,omitempty"`
+}
+
+// HarnessChanged is an audited write of the task harness while the run is
+// running (DA-A5), recorded before the file is written. Large changes need
+// a harness revision review.
+type HarnessChanged struct {
+	Path   string `json:"path"`
+	Size   int    `json:"size"`
+	SHA256 string `json:"sha256"`
+	Reason string `json:"reason"`
+	Author string `json:"author"`
+	Large  bool   `json:"large,omitempty"`
+}
+
+// HarnessReviewed is a harness revision review (DA-A2). A review by the
+// change's own author counts as no review.
+type HarnessReviewed struct {
+	By     string   `json:"by"`
+	Author string   `json:"author"`
+	Paths  []string `json:"paths"`
+	Passed bool     `json:"passed"`
+	Note   string   `json:"note,omitempty"`
 }
 
 // Constraint is one of the six explicit constraints of DA-B3, with the

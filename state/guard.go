@@ -176,6 +176,13 @@ func Guard(s *State, ev Event) error {
 			return violate(EStage, "a bootstrap review outside bootstrapping (the stage is %s)", s.Stage)
 		}
 		return nil
+	case THarnessChanged:
+		if s.Stage != StageRunning {
+			return violate(EStage, "the harness changes while running only (the stage is %s)", s.Stage)
+		}
+		return nil
+	case THarnessReviewed:
+		return nil
 	case TIntakeStep:
 		if s.Stage != StageClarifying && s.Stage != StageBootstrap {
 			return violate(EStage, "an intake step outside clarifying and bootstrapping (the stage is %s)", s.Stage)

@@ -514,3 +514,17 @@ func TestGuardStages(t *testing.T) {
 	sc.step(move(StageRunning, StageAwaitingUser, "meta"))
 	wantCode(t, sc.try(move(StageAwaitingUser, StageRunning, "meta")), EStage) // Meta cannot answer itself
 }
+
+// DA-A2: a harness change reviewed by its own author counts as unreviewed.
+func TestSelfReviewDoesNotCount(t *testing.T) {
+	s := New()
+	s.Apply(Event{Type: THarnessChanged, HarnessChanged: &HarnessChanged{Path: "done_criteria.yaml", Author: "meta", Large: true}})
+	s.Apply(Event{Type: THarnessReviewed, HarnessReviewed: &HarnessReviewed{By: "meta", Author: "meta", Paths: []string{"done_criteria.yaml"}, Passed: true}})
+	if _, open := s.Unreviewed["done_criteria.yaml"]; !open {
+		t.Fatal("a self-review cleared the change")
+	}
+	s.Apply(Event{Type: THarnessReviewed, HarnessReviewed: &HarnessReviewed{By: "reviewer", Author: "meta", Paths: []string{"done_criteria.yaml"}, Passed: true}})
+	if len(s.Unreviewed) != 0 {
+		t.Fatal("an independent review did not clear the change")
+	}
+}

@@ -42,6 +42,9 @@ type State struct {
 	// Raw marks a run that started from a person's words: its contracts
 	// come from the discussion.
 	Raw bool `json:"raw,omitempty"`
+	// Unreviewed are the harness paths changed by a large change and not
+	// yet passed by a reviewer other than the change's author.
+	Unreviewed map[string]string `json:"unreviewed,omitempty"`
 	// Defaulted are the answers taken by default, for the delivery report
 	// (DA-B4).
 	Defaulted []string `json:"defaulted,omitempty"`

@@ -54,6 +54,11 @@ func main() {
 // and exit 3: a person never sees a Go stack trace (it goes to a file when
 // FRACTAL_TRACEBACK names one).
 func run(args []string, stdout, stderr io.Writer) (code int) {
+	return runIn(args, os.Stdin, stdout, stderr)
+}
+
+// runIn is run with a given standard input.
+func runIn(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 	defer func() {
 		if r := recover(); r != nil {
 			if p := os.Getenv("FRACTAL_TRACEBACK"); p != "" {
@@ -64,6 +69,7 @@ func run(args []string, stdout, stderr io.Writer) (code int) {
 		}
 	}()
 	root := newRoot(stdout, stderr)
+	root.SetIn(stdin)
 	root.SetArgs(args)
 	err := root.Execute()
 	if err == nil {

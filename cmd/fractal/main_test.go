@@ -190,7 +190,7 @@ func TestBadInput(t *testing.T) {
 		{"demo into a non-empty folder", []string{"demo", "--dir", notEmpty}, "not empty"},
 		{"demo bad latency", []string{"demo", "--latency", "soon"}, "invalid argument"},
 		{"run missing task", []string{"run", filepath.Join(tmp, "nope.yaml")}, "cannot read task file"},
-		{"run no args", []string{"run"}, "needs one task file"},
+		{"run no args", []string{"run"}, "needs one task"},
 		{"run malformed task", []string{"run", malformed}, "malformed.yaml:1"},
 		{"run bad path in task", []string{"run", badTask}, ".."},
 		{"run into a run", []string{"run", taskOK, "--dir", runDir}, "already holds a run"},

@@ -23,9 +23,9 @@ import (
 	"github.com/fractal-harness/fractal/state"
 )
 
-// terminal stages: a run in any of them is over (DC7: every terminal state
+// finished are the terminal stages: a run in any of them is over (DC7: every terminal state
 // is cleaned up, not only "done").
-var terminal = []state.Stage{state.StageDone, state.StageFailed, state.StageCancelled}
+var finished = []state.Stage{state.StageDone, state.StageFailed, state.StageCancelled}
 
 func gcCmd() *cobra.Command {
 	var (
@@ -64,7 +64,7 @@ func gcCmd() *cobra.Command {
 				if err != nil {
 					continue // not a run folder
 				}
-				if !slices.Contains(terminal, state.Stage(m.Stage)) || now.Sub(m.Updated) < ttl {
+				if !slices.Contains(finished, state.Stage(m.Stage)) || now.Sub(m.Updated) < ttl {
 					continue
 				}
 				lock, err := journal.LockRun(dir)

@@ -21,6 +21,7 @@ import (
 	"github.com/fractal-harness/fractal/journal"
 	"github.com/fractal-harness/fractal/model"
 	"github.com/fractal-harness/fractal/model/script"
+	"github.com/fractal-harness/fractal/policy"
 	"github.com/fractal-harness/fractal/state"
 	"github.com/fractal-harness/fractal/task"
 )
@@ -81,16 +82,24 @@ func latencySet(c *cobra.Command) bool { return c.Flags().Changed("latency") }
 func runCmd() *cobra.Command {
 	var (
 		dir, modelRef, cfgPath string
-		latency                time.Duration
+		latency, wait          time.Duration
+		inputs                 []string
+		interactive            bool
 	)
 	c := &cobra.Command{
 		Use:   "run TASK",
-		Short: "Start a run from a task file (YAML: contracts, inputs, policy)",
-		Args:  exactArgs(1, "one task file"),
+		Short: "Start a run: from your own words (a text file, or - for standard input), or from a task file of agreed contracts (.yaml)",
+		Args:  exactArgs(1, "one task: a text file, - for standard input, or a .yaml task file"),
 		RunE: func(c *cobra.Command, args []string) error {
-			spec, err := task.Load(args[0])
+			spec, err := loadTask(args[0], c.InOrStdin(), inputs)
 			if err != nil {
 				return usageErr("%v", err)
+			}
+			if interactive {
+				spec.Task.Policy.Mode = policy.Interactive
+			}
+			if c.Flags().Changed("answer-wait") {
+				spec.Task.Policy.AnswerWait = wait
 			}
 			if dir != "" {
 				if err := refuseExistingRun(dir); err != nil {
@@ -119,9 +128,16 @@ func runCmd() *cobra.Command {
 			}
 			out := c.OutOrStdout()
 			fmt.Fprintf(out, "fractal run: %s\n  run folder: %s\n  models: %s\n\n", spec.Task.Title, dir, src.describe())
-			return startRun(c.Context(), out, dir, spec.Task, src, latency, latencySet(c))
+			term := terminal{}
+			if interactive {
+				term = terminal{in: c.InOrStdin(), out: out}
+			}
+			return startRunWith(c.Context(), out, dir, spec.Task, src, latency, latencySet(c), term)
 		},
 	}
+	c.Flags().StringArrayVar(&inputs, "input", nil, "a file or folder the run works from (repeatable; text tasks only: a task file lists its own inputs)")
+	c.Flags().BoolVar(&interactive, "interactive", false, "ask the questions on this terminal and confirm the proposed work (default: unattended, suggested answers are taken)")
+	c.Flags().DurationVar(&wait, "answer-wait", 10*time.Minute, "unattended: how long questions wait for an answer before the suggested one is taken")
 	c.Flags().StringVar(&dir, "dir", "", "run folder (must not exist or be empty; default fractal-runs/<title>-<time>)")
 	c.Flags().StringVar(&modelRef, "model", "", "a scripted model, script:FILE (default: the task file's model:, else the providers of --config)")
 	c.Flags().StringVar(&cfgPath, "config", "", "fractal.yaml naming each role's provider models (default ./fractal.yaml, $FRACTAL_HOME/fractal.yaml, then ANTHROPIC_API_KEY / OPENAI_API_KEY)")
@@ -201,9 +217,19 @@ func (s source) models(latency time.Duration, latencyGiven bool) (func(model.Rol
 	return func(model.Role) model.Model { return sc }, nil
 }
 
+// terminal is the person's terminal in interactive mode.
+type terminal struct {
+	in  io.Reader
+	out io.Writer
+}
+
 // startRun creates the run folder, keeps the model configuration in it and
 // drives the run to its end.
 func startRun(ctx context.Context, out io.Writer, dir string, t engine.Task, src source, latency time.Duration, latencyGiven bool) error {
+	return startRunWith(ctx, out, dir, t, src, latency, latencyGiven, terminal{})
+}
+
+func startRunWith(ctx context.Context, out io.Writer, dir string, t engine.Task, src source, latency time.Duration, latencyGiven bool, term terminal) error {
 	if err := refuseExistingRun(dir); err != nil {
 		return err
 	}
@@ -215,7 +241,7 @@ func startRun(ctx context.Context, out io.Writer, dir string, t engine.Task, src
 	if src.cfg != nil {
 		t.Model = "config:" + runConfigFile
 	}
-	e, err := engine.Create(dir, t, engine.Config{Models: models, Progress: out})
+	e, err := engine.Create(dir, t, engine.Config{Models: models, Progress: out, In: term.in, Out: term.out})
 	if err != nil {
 		return classify(err)
 	}
@@ -403,4 +429,65 @@ func controlCmd(action, short string) *cobra.Command {
 			return nil
 		},
 	}
+}
+
+// loadTask reads TASK: a .yaml/.yml task file of agreed contracts, or the
+// person's own words (a text file, or - for standard input) with the
+// --input files and folders.
+func loadTask(arg string, stdin io.Reader, inputs []string) (task.Spec, error) {
+	ext := strings.ToLower(filepath.Ext(arg))
+	if arg != "-" && (ext == ".yaml" || ext == ".yml") {
+		if len(inputs) > 0 {
+			return task.Spec{}, errors.New("--input is for a task in your own words; a task file lists its inputs itself")
+		}
+		return task.Load(arg)
+	}
+	var raw []byte
+	var err error
+	if arg == "-" {
+		raw, err = io.ReadAll(io.LimitReader(stdin, 1<<20))
+	} else {
+		raw, err = os.ReadFile(arg)
+	}
+	if err != nil {
+		return task.Spec{}, fmt.Errorf("cannot read the task: %w", err)
+	}
+	text := strings.TrimSpace(string(raw))
+	if text == "" {
+		return task.Spec{}, errors.New("the task is empty: say what you want done")
+	}
+	t := engine.Task{Raw: text + "\n", Policy: policy.Default(), Title: firstLine(text)}
+	for _, in := range inputs {
+		fi, err := os.Stat(in)
+		if err != nil {
+			return task.Spec{}, fmt.Errorf("input %s: %w", in, err)
+		}
+		if !fi.IsDir() {
+			b, err := os.ReadFile(in)
+			if err != nil {
+				return task.Spec{}, err
+			}
+			t.Inputs = append(t.Inputs, engine.Input{Name: filepath.Base(in), Data: b})
+			continue
+		}
+		err = filepath.WalkDir(in, func(p string, d fs.DirEntry, err error) error {
+			if err != nil || !d.Type().IsRegular() {
+				return err
+			}
+			rel, _ := filepath.Rel(in, p)
+			b, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			t.Inputs = append(t.Inputs, engine.Input{Name: filepath.ToSlash(rel), Data: b})
+			return nil
+		})
+		if err != nil {
+			return task.Spec{}, fmt.Errorf("input %s: %w", in, err)
+		}
+	}
+	if err := t.Validate(); err != nil {
+		return task.Spec{}, err
+	}
+	return task.Spec{Task: t}, nil
 }

@@ -62,7 +62,8 @@ func (s *Script) match(req model.Request) (int, *Session) {
 			(ss.Match != "" && !strings.Contains(req.Intent, ss.Match)) ||
 			(ss.Attempt != 0 && ss.Attempt != req.Attempt) ||
 			(ss.Instance != "" && ss.Instance != req.Instance) ||
-			(ss.Offers != "" && !offers(req, ss.Offers)) {
+			(ss.Offers != "" && !offers(req, ss.Offers)) ||
+			(ss.Session != 0 && ss.Session != req.Session) {
 			continue
 		}
 		return i, ss
@@ -92,6 +93,9 @@ func describeSession(i int, ss *Session) string {
 	}
 	if ss.Offers != "" {
 		parts = append(parts, fmt.Sprintf("offers %q", ss.Offers))
+	}
+	if ss.Session != 0 {
+		parts = append(parts, fmt.Sprintf("session %d", ss.Session))
 	}
 	return fmt.Sprintf("sessions[%d] (%s)", i, strings.Join(parts, ", "))
 }

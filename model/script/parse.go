@@ -225,6 +225,7 @@ var scriptShape = mapShape(
 		"attempt", intShape,
 		"instance", scalarShape,
 		"offers", scalarShape,
+		"session", intShape,
 		"turns", seqShape(mapShape(
 			"text", scalarShape,
 			"tool_calls", seqShape(mapShape(

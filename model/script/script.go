@@ -50,7 +50,9 @@ type Session struct {
 	// jobs (a reviewer grading a statement, a reviewer giving a verdict)
 	// can be told apart.
 	Offers string `yaml:"offers,omitempty"`
-	Turns  []Turn `yaml:"turns"`
+	// Session selects one relay session of a worker's attempt (from 1).
+	Session int    `yaml:"session,omitempty"`
+	Turns   []Turn `yaml:"turns"`
 }
 
 // Turn is one scripted assistant answer.
