@@ -87,7 +87,7 @@ func treeHash(t *testing.T, dir string) string {
 func demoRun(t *testing.T) string {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "demo")
-	code, out, errs := cli(t, "demo", "--dir", dir)
+	code, out, errs := cli(t, "demo", "--dir", dir, "--answer-wait", "1ms")
 	if code != 0 {
 		t.Fatalf("demo exit %d: %s %s", code, out, errs)
 	}
@@ -98,7 +98,7 @@ func demoRun(t *testing.T) string {
 // run verifies and reports its tree.
 func TestDemoCommand(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "demo")
-	code, out, errs := cli(t, "demo", "--dir", dir, "--latency", "1ms")
+	code, out, errs := cli(t, "demo", "--dir", dir, "--latency", "1ms", "--answer-wait", "1ms")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
@@ -296,7 +296,7 @@ func TestCrashResume(t *testing.T) {
 	interrupted := 0
 	for _, killAt := range []int{12, 30, 55, 80, 105} {
 		dir := filepath.Join(t.TempDir(), "crash")
-		cmd := child(t, "demo", "--dir", dir, "--latency", "40ms")
+		cmd := child(t, "demo", "--dir", dir, "--latency", "40ms", "--answer-wait", "1ms")
 		waitLines(t, dir, killAt)
 		_ = cmd.Process.Signal(syscall.SIGKILL)
 		_ = cmd.Wait()
@@ -382,7 +382,7 @@ func TestGC(t *testing.T) {
 	runs := t.TempDir()
 	mk := func(name string, stage state.Stage, age time.Duration) string {
 		dir := filepath.Join(runs, name)
-		if code, _, errs := cli(t, "demo", "--dir", dir); code != 0 {
+		if code, _, errs := cli(t, "demo", "--dir", dir, "--answer-wait", "1ms"); code != 0 {
 			t.Fatal(errs)
 		}
 		m, err := journal.ReadManifest(dir)

@@ -36,8 +36,8 @@ const runConfigFile = "model/fractal.yaml"
 
 func demoCmd() *cobra.Command {
 	var (
-		dir     string
-		latency time.Duration
+		dir           string
+		latency, wait time.Duration
 	)
 	c := &cobra.Command{
 		Use:   "demo",
@@ -60,6 +60,9 @@ func demoCmd() *cobra.Command {
 				return err
 			}
 			spec.Task.Raw, spec.Task.Contracts = string(raw), nil
+			if c.Flags().Changed("answer-wait") {
+				spec.Task.Policy.AnswerWait = wait
+			}
 			sdata, err := fs.ReadFile(demo.Files, "script.yaml")
 			if err != nil {
 				return err
@@ -74,6 +77,7 @@ func demoCmd() *cobra.Command {
 	}
 	c.Flags().StringVar(&dir, "dir", "", "run folder (default fractal-runs/demo-<time>)")
 	c.Flags().DurationVar(&latency, "latency", 0, "delay every scripted model turn (e.g. 300ms) to watch or interrupt the run")
+	c.Flags().DurationVar(&wait, "answer-wait", time.Second, "how long the demo's question waits for an answer before the suggested one is taken")
 	return c
 }
 
