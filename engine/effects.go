@@ -16,6 +16,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/fractal-harness/fractal/harness"
 	"github.com/fractal-harness/fractal/model"
 	"github.com/fractal-harness/fractal/state"
 	"github.com/fractal-harness/fractal/tool"
@@ -151,12 +152,12 @@ func (e *Engine) runTool(ctx context.Context, id string, role model.Role, reg *t
 			// progress.md is the relay log: append-only, through the
 			// progress tool (DA-A1).
 			if path.Base(w) == ProgressFile && path.Dir(w) == env.Boundary {
-				return fail("E-APPEND-ONLY", "progress.md is append-only: record progress with the progress tool")
+				return e.refuse(id, "E-APPEND-ONLY", "progress.md is append-only: record progress with the progress tool", false, fail)
 			}
 			// The task harness is written only through Meta's audited
-			// tool (DA-A5).
-			if strings.HasPrefix(w, "harness/") {
-				return fail("E-HARNESS-DIRECT", "the task harness cannot be written directly")
+			// tool (DA-A5); any other attempt is refused and recorded.
+			if err := harness.Guard(strings.TrimPrefix(w, "harness/")); strings.HasPrefix(w, "harness/") || (err != nil && w == "harness") {
+				return e.refuse(id, "E-HARNESS-DIRECT", "the task harness cannot be written directly: "+w, true, fail)
 			}
 		}
 	}
@@ -316,4 +317,14 @@ func (e *Engine) violated(id string) {
 	}
 	e.violations[id]++
 	e.progMu.Unlock()
+}
+
+// refuse records a refused tool call and answers the model with why; a
+// violation also counts against the submission's rule checks.
+func (e *Engine) refuse(id, code, msg string, violation bool, fail func(code, msg string) model.ToolResult) model.ToolResult {
+	if violation {
+		e.violated(id)
+	}
+	_ = e.note(state.Event{Type: state.TRefused, Refused: &state.Refused{Instance: id, Proposed: state.TToolCallStarted, Code: code, Detail: msg}})
+	return fail(code, msg)
 }

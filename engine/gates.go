@@ -176,8 +176,3 @@ func (e *Engine) inputTexts() map[string]string {
 	}
 	return out
 }
-
-// artifactsIn lists a boundary's files, for prompts.
-func (e *Engine) artifactsIn(boundary string) []string {
-	return check.Artifacts(filepath.Join(e.dir, filepath.FromSlash(boundary)))
-}

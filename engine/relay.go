@@ -134,7 +134,7 @@ func (e *Engine) build(ctx context.Context, id, attempt string) error {
 		case "start_worker":
 			inbox = []string{dec.Message}
 		case "give_up":
-			return fmt.Errorf("Meta gave up the attempt: %s", dec.Message)
+			return fmt.Errorf("the attempt was given up by Meta: %s", dec.Message)
 		case "ask_user":
 			inbox = []string{dec.Message}
 		}
@@ -481,7 +481,7 @@ func (e *Engine) metaDecide(ctx context.Context, id string, n int, c contract.Co
 		},
 	})
 	if err != nil {
-		return nil, fmt.Errorf("Meta took no position after the session ended: %w", err)
+		return nil, fmt.Errorf("no position was taken by Meta after the session ended: %w", err)
 	}
 	if note := e.revisionReview(ctx, id, changes); note != "" {
 		dec.Message += " " + note

@@ -31,10 +31,6 @@ const (
 	toolSubmitGrade = "submit_grade"
 )
 
-// workerToolNames is the work packet's tool set of a root instance; every
-// descendant inherits it or less.
-var workerToolNames = []string{"read_file", "write_file", "list_dir"}
-
 // maxCorrections bounds how often a model may answer a host tool with
 // arguments the host cannot use before the attempt fails.
 const maxCorrections = 3

@@ -144,8 +144,15 @@ func TestAdversaryEditsItsChecks(t *testing.T) {
 		t.Fatal("the done criteria were written")
 	}
 	tx := transcript(t, dir)
-	if !strings.Contains(tx, "E-BOUNDARY-WRITE") && !strings.Contains(tx, "E-HARNESS-DIRECT") {
+	if !strings.Contains(tx, "E-BOUNDARY-WRITE") || !strings.Contains(tx, "E-HARNESS-DIRECT") {
 		t.Fatal("the refusals were not explained")
+	}
+	// DA-A5: refused and audited.
+	audited := countEvents(events(t, dir), func(ev state.Event) bool {
+		return ev.Type == state.TRefused && ev.Refused.Code == "E-HARNESS-DIRECT"
+	})
+	if audited == 0 {
+		t.Fatal("the direct harness write was not recorded")
 	}
 }
 

@@ -68,14 +68,6 @@ func harnessFiles() map[string]string {
 	}
 }
 
-func codes(ps []Problem) []string {
-	var out []string
-	for _, p := range ps {
-		out = append(out, p.Code)
-	}
-	return out
-}
-
 func hasCode(ps []Problem, code, id string) *Problem {
 	for i, p := range ps {
 		if p.Code == code && (id == "" || p.Constraint == id) {

@@ -111,7 +111,7 @@ func Guard(s *State, ev Event) error {
 	case THelpDecided:
 		x := ev.HelpDecided
 		in := s.Inst[x.Instance]
-		if in == nil || x.Round != in.HelpRounds || in.HelpOpen == false {
+		if in == nil || x.Round != in.HelpRounds || !in.HelpOpen {
 			return violate(EHelpRounds, "no open request of %s in round %d", x.Instance, x.Round)
 		}
 		if x.Revision != nil {
