@@ -179,6 +179,7 @@ type FoldResult struct {
 // starts from the snapshot.
 func BenchFold(ctx context.Context, dir string, n int) (FoldResult, error) {
 	t, _ := benchTask(TreeBench{Branching: 2, Turns: 2, Pool: 1})
+	t.Policy.Budget.Tokens = 1 << 40 // the synthetic calls must fit the budget
 	runDir := filepath.Join(dir, fmt.Sprintf("fold-%d", time.Now().UnixNano()))
 	noModel := func(model.Role) model.Model { return nil }
 	e, err := Create(runDir, t, Config{Models: noModel, Home: dir})
