@@ -1,6 +1,8 @@
 package inventory
 
 import (
+	"github.com/fractal-harness/fractal/tool/fs"
+
 	"bytes"
 	"context"
 	"encoding/json"
@@ -74,35 +76,33 @@ func (inventoryTool) Call(ctx context.Context, env tool.Env, raw json.RawMessage
 	if a.Path == nil {
 		return tool.Result{}, tool.Errorf(CodeArgs, "missing %q", "path")
 	}
-	rel, err := cleanPath(*a.Path)
+	// The same confinement as read_file: one implementation of the rules.
+	place, err := fs.LocateRead(env, *a.Path)
 	if err != nil {
 		return tool.Result{}, err
 	}
-	pl, err := locate(env, rel)
+	defer place.Close()
+	rel := place.Rel
+	fi, err := place.Root.Stat(place.Name)
 	if err != nil {
-		return tool.Result{}, err
-	}
-	defer pl.close()
-	fi, err := pl.root.Stat(pl.name)
-	if err != nil {
-		return tool.Result{}, ioError(rel, pl.base, err)
+		return tool.Result{}, fs.ReadError(rel, place.Base, err)
 	}
 	var items []Item
 	switch {
 	case fi.IsDir():
-		items, err = folder(ctx, pl.root, pl.name, rel)
+		items, err = folder(ctx, place.Root, place.Name, rel)
 		if err != nil {
 			if ctx.Err() != nil {
 				return tool.Result{}, ctx.Err()
 			}
 			var fe *fileError
 			if errors.As(err, &fe) {
-				return tool.Result{}, ioError(rel, pl.base, fe.err)
+				return tool.Result{}, fs.ReadError(rel, place.Base, fe.err)
 			}
-			return tool.Result{}, ioError(rel, pl.base, errors.Unwrap(err))
+			return tool.Result{}, fs.ReadError(rel, place.Base, errors.Unwrap(err))
 		}
 	case fi.Mode().IsRegular():
-		it, err := inspectFile(ctx, pl.root, pl.name, rel)
+		it, err := inspectFile(ctx, place.Root, place.Name, rel)
 		if err != nil {
 			if ctx.Err() != nil {
 				return tool.Result{}, ctx.Err()
@@ -112,7 +112,7 @@ func (inventoryTool) Call(ctx context.Context, env tool.Env, raw json.RawMessage
 				if errors.Is(fe.err, errNotRegular) {
 					return tool.Result{}, tool.Errorf(CodeNotFile, "%q is not a regular file", rel)
 				}
-				return tool.Result{}, ioError(rel, pl.base, fe.err)
+				return tool.Result{}, fs.ReadError(rel, place.Base, fe.err)
 			}
 			return tool.Result{}, fmt.Errorf("inventory: %s: %w", rel, err)
 		}
