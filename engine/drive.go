@@ -374,10 +374,6 @@ func (e *Engine) delegation(parent string, t *state.Task, replans int) (state.Ev
 			err = perr
 			return
 		}
-		if _, lerr := e.ledger.take(packet.Contract.Identity.AgentKind, packet.Contract.Budget.DailyLimit, e.cfg.Clock()); lerr != nil {
-			err = lerr
-			return
-		}
 		feedback := ""
 		if n := len(t.Attempts); n > 0 && t.Status == state.TaskRetry {
 			if a := s.Attempt[t.Attempts[n-1]]; a != nil {
@@ -398,7 +394,16 @@ func (e *Engine) delegation(parent string, t *state.Task, replans int) (state.Ev
 			Attempt: attempt, Packet: packet, Feedback: feedback,
 		}}
 	})
-	return ev, err
+	if err != nil {
+		return state.Event{}, err
+	}
+	// The daily ledger is a file in the user's home: counted outside the
+	// engine's lock (DC6).
+	c := ev.Delegated.Packet.Contract
+	if _, err := e.ledger.take(c.Identity.AgentKind, c.Budget.DailyLimit, e.cfg.Clock()); err != nil {
+		return state.Event{}, err
+	}
+	return ev, nil
 }
 
 func describeFailures(c contract.Contract, ev contract.Evidence) string {

@@ -14,8 +14,6 @@ import (
 	"strings"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/fractal-harness/fractal/harness"
 	"github.com/fractal-harness/fractal/model"
 	"github.com/fractal-harness/fractal/state"
@@ -258,22 +256,22 @@ func idempotent(t tool.Tool, args json.RawMessage) bool {
 
 // syncTree makes every file and folder under dir durable. Writes do not
 // fsync one by one; an attempt's work is made durable once, before its
-// evidence is submitted, so accepted work survives a power cut.
-// It uses syncfs(2): one journal commit of the file system for the whole
-// folder, where an fsync per file and folder would cost one each.
+// evidence is submitted, so accepted work survives a power cut. It fsyncs
+// exactly the folder's own files and folders, so its cost does not depend
+// on what other programs have written to the same disk (syncfs would).
 func syncTree(dir string) error {
-	f, err := os.Open(dir)
-	if err != nil {
-		if os.IsNotExist(err) {
+	return filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if os.IsNotExist(err) {
+				return nil
+			}
+			return err
+		}
+		if !d.IsDir() && !d.Type().IsRegular() {
 			return nil
 		}
-		return err
-	}
-	defer f.Close()
-	if err := unix.Syncfs(int(f.Fd())); err != nil {
-		return fmt.Errorf("syncfs %s: %w", dir, err)
-	}
-	return nil
+		return syncFile(p)
+	})
 }
 
 func syncFile(p string) error {

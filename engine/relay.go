@@ -17,6 +17,7 @@ import (
 	"github.com/fractal-harness/fractal/model"
 	"github.com/fractal-harness/fractal/state"
 	"github.com/fractal-harness/fractal/tool"
+	"github.com/fractal-harness/fractal/tool/fs"
 	"github.com/fractal-harness/fractal/usermsg"
 	"github.com/fractal-harness/fractal/watchdog"
 )
@@ -337,13 +338,24 @@ func (e *Engine) declare(id string, c contract.Contract, in state.Instance, raw 
 	if err := strictJSON(raw, &args); err != nil {
 		return nil, tool.Errorf("E-ARGS", "declare_done: %v", err)
 	}
+	// Only the files the self-assessment names are read, through the same
+	// confinement as read_file: a quote can be verified only in a file the
+	// worker may read.
 	files := map[string]string{}
-	for _, root := range append([]string{in.Boundary}, readable(in.Packet.Contract, in.Boundary)...) {
-		dir := filepath.Join(e.dir, filepath.FromSlash(root))
-		for _, rel := range check.Artifacts(dir) {
-			if b, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(rel))); err == nil && len(b) < 4<<20 {
-				files[root+"/"+rel] = string(b)
-			}
+	env := tool.Env{Instance: id, RunRoot: e.dir, Boundary: in.Boundary, Readable: readable(in.Packet.Contract, in.Boundary)}
+	for _, it := range args.Items {
+		f := it.Source.File
+		if _, done := files[f]; done || f == "" {
+			continue
+		}
+		pl, err := fs.LocateRead(env, f)
+		if err != nil {
+			continue
+		}
+		b, err := pl.Root.ReadFile(pl.Name)
+		_ = pl.Close()
+		if err == nil && len(b) < 4<<20 {
+			files[pl.Rel] = string(b)
 		}
 	}
 	// A top-level contract built directly answers for the task's
