@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -12,6 +13,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/fractal-harness/fractal/harness"
@@ -260,18 +262,34 @@ func idempotent(t tool.Tool, args json.RawMessage) bool {
 // exactly the folder's own files and folders, so its cost does not depend
 // on what other programs have written to the same disk (syncfs would).
 func syncTree(dir string) error {
-	return filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+	var paths []string
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			if os.IsNotExist(err) {
 				return nil
 			}
 			return err
 		}
-		if !d.IsDir() && !d.Type().IsRegular() {
-			return nil
+		if d.IsDir() || d.Type().IsRegular() {
+			paths = append(paths, p)
 		}
-		return syncFile(p)
+		return nil
 	})
+	if err != nil {
+		return err
+	}
+	// Concurrent fsyncs share the file system's journal commits.
+	errs := make([]error, len(paths))
+	var wg sync.WaitGroup
+	for i, p := range paths {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = syncFile(p)
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
 }
 
 func syncFile(p string) error {
