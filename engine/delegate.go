@@ -2,12 +2,12 @@ package engine
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"syscall"
 	"time"
 
@@ -109,62 +109,64 @@ func (e *Engine) agentOf(s *state.State, parent, task string) string {
 }
 
 // ledger counts spawns per agent kind per day in the user's fractal home,
-// so a daily limit holds across runs and restarts (DC6). A crash between
-// counting and delegating counts one spawn too many, never one too few.
+// so a daily limit holds across runs and restarts (DC6): one append-only
+// file per day (<home>/ledger/2006-01-02.log), a line per spawn, under an
+// exclusive lock. Appending creates no file after the day's first spawn,
+// and a torn last line only undercounts nothing: a crash between counting
+// and delegating counts one spawn too many, never one too few.
 type ledger struct {
-	path string
+	path string // the ledger folder
 }
-
-type ledgerFile map[string]map[string]int // day → agent kind → spawns
 
 // take counts one spawn of kind today unless limit is reached.
 func (l *ledger) take(kind string, limit int, now time.Time) (int, error) {
 	if l == nil || l.path == "" {
 		return 0, nil
 	}
-	if err := os.MkdirAll(filepath.Dir(l.path), 0o755); err != nil {
-		return 0, fmt.Errorf("ledger: %w", err)
-	}
-	lock, err := os.OpenFile(l.path+".lock", os.O_CREATE|os.O_RDWR, 0o644)
-	if err != nil {
-		return 0, fmt.Errorf("ledger: %w", err)
-	}
-	defer lock.Close()
-	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
-		return 0, fmt.Errorf("ledger: lock: %w", err)
-	}
-	defer syscall.Flock(int(lock.Fd()), syscall.LOCK_UN)
-	f := ledgerFile{}
-	if b, err := os.ReadFile(l.path); err == nil {
-		if err := json.Unmarshal(b, &f); err != nil {
-			return 0, fmt.Errorf("ledger %s is damaged: %w (move it away to start counting afresh)", l.path, err)
-		}
-	} else if !errors.Is(err, os.ErrNotExist) {
+	if err := os.MkdirAll(l.path, 0o755); err != nil {
 		return 0, fmt.Errorf("ledger: %w", err)
 	}
 	day := now.UTC().Format("2006-01-02")
-	for d := range f {
-		if d < now.UTC().AddDate(0, 0, -7).Format("2006-01-02") {
-			delete(f, d)
+	f, err := os.OpenFile(filepath.Join(l.path, day+".log"), os.O_CREATE|os.O_RDWR|os.O_APPEND, 0o644)
+	if err != nil {
+		return 0, fmt.Errorf("ledger: %w", err)
+	}
+	defer f.Close()
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+		return 0, fmt.Errorf("ledger: lock: %w", err)
+	}
+	defer syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+	b, err := io.ReadAll(f)
+	if err != nil {
+		return 0, fmt.Errorf("ledger: %w", err)
+	}
+	n := 0
+	for _, line := range strings.Split(string(b), "\n") {
+		if line == kind {
+			n++
 		}
 	}
-	if f[day] == nil {
-		f[day] = map[string]int{}
-	}
-	n := f[day][kind]
 	if limit > 0 && n >= limit {
 		return n, &state.Violation{Code: EDailyLimit, Detail: fmt.Sprintf("agent kind %q has had its %d spawns today (limit %d)", kind, n, limit)}
 	}
-	f[day][kind] = n + 1
-	b, err := json.Marshal(f)
-	if err != nil {
-		return 0, err
-	}
-	tmp := l.path + ".tmp"
-	if err := os.WriteFile(tmp, b, 0o644); err != nil {
+	if _, err := f.WriteString(kind + "\n"); err != nil {
 		return 0, fmt.Errorf("ledger: %w", err)
 	}
-	return n + 1, os.Rename(tmp, l.path)
+	if n == 0 {
+		l.prune(now)
+	}
+	return n + 1, nil
+}
+
+// prune removes the days older than a week.
+func (l *ledger) prune(now time.Time) {
+	old := now.UTC().AddDate(0, 0, -7).Format("2006-01-02")
+	ents, _ := os.ReadDir(l.path)
+	for _, e := range ents {
+		if day, ok := strings.CutSuffix(e.Name(), ".log"); ok && day < old {
+			_ = os.Remove(filepath.Join(l.path, e.Name()))
+		}
+	}
 }
 
 // EDailyLimit is the code of a spawn refused by the daily ledger. It is the

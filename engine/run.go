@@ -192,7 +192,7 @@ func newEngine(dir string, cfg Config, log *journal.Log, lock *journal.RunLock, 
 	e.lastSnap = st.Seq
 	e.calls.Store(st.Seq)
 	e.progress = &progress{w: cfg.Progress}
-	e.ledger = &ledger{path: filepath.Join(cfg.Home, "ledger.json")}
+	e.ledger = &ledger{path: filepath.Join(cfg.Home, "ledger")}
 	if cfg.Home == "" {
 		e.ledger = nil
 	}
