@@ -106,6 +106,7 @@ type Engine struct {
 	dog          *watchdog.Watchdog
 	trips        map[string]string   // instance → pending watchdog trip (guarded by progMu)
 	notes        map[string][]string // instance → observations and trips for Meta (guarded by progMu)
+	termMu       sync.Mutex          // one question at a time on the terminal
 	pauseMu      sync.Mutex          // guards resumed, cancelled
 	resumed      chan struct{}       // non-nil while paused; closed on resume
 	cancelled    bool

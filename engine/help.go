@@ -9,9 +9,11 @@ import (
 	"time"
 
 	"github.com/fractal-harness/fractal/model"
+	"github.com/fractal-harness/fractal/policy"
 	"github.com/fractal-harness/fractal/scope"
 	"github.com/fractal-harness/fractal/state"
 	"github.com/fractal-harness/fractal/tool"
+	"github.com/fractal-harness/fractal/usermsg"
 )
 
 const (
@@ -176,6 +178,23 @@ func (e *Engine) escalateHelp(ctx context.Context, id string, r *state.HelpReque
 	}})
 	if err != nil {
 		dec.Note += " (no advice could be had: " + err.Error() + ")"
+	}
+	// DC4: in interactive mode the person is consulted too. No one can
+	// grant more than the parent has, so the person decides how the part
+	// goes on without it.
+	var pol policy.Policy
+	e.view(func(s *state.State) { pol = s.Policy })
+	if pol.Mode == policy.Interactive {
+		m := usermsg.Message{Kind: usermsg.Question,
+			Text:          fmt.Sprintf("A part of the work (%s) asks for more than it was given: %s %s. It cannot be given within the limits you set. How should it go on?", firstLine(intent), r.Need, strings.Join(r.Items, ", ")),
+			Options:       []usermsg.Option{{Label: "Carry on without it", Value: "carry on without it", Default: true}, {Label: "Stop that part", Value: "stop that part and report what is missing"}},
+			SilentFailure: "the part may deliver less than asked, and say so in its report"}
+		if usermsg.Validate(m) == nil {
+			if ans, ok, err := e.askTerminal(ctx, id, m); ok && err == nil {
+				dec.By = "user"
+				dec.Note += "; the person says: " + ans
+			}
+		}
 	}
 	return dec
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/fractal-harness/fractal/check"
 	"github.com/fractal-harness/fractal/contract"
+	"github.com/fractal-harness/fractal/discuss"
 	"github.com/fractal-harness/fractal/gate"
 	"github.com/fractal-harness/fractal/harness"
 	"github.com/fractal-harness/fractal/model"
@@ -538,6 +539,17 @@ func (e *Engine) askUser(ctx context.Context, raw json.RawMessage) (string, erro
 		}
 	}
 	if pol.Mode == "interactive" {
+		if ans, ok, err := e.askTerminal(ctx, "meta", m); ok {
+			if err != nil {
+				return "", err
+			}
+			um.Answer = ans
+			if err := e.note(state.Event{Type: state.TUserMessage, UserMessage: um}); err != nil {
+				return "", err
+			}
+			return "The person answered: " + ans, nil
+		}
+		// No terminal: the run stops for the answer.
 		_ = e.note(state.Event{Type: state.TUserMessage, UserMessage: um})
 		e.progMu.Lock()
 		e.askedByMeta = true
@@ -623,4 +635,24 @@ func (e *Engine) toolLoop(id, name string, args json.RawMessage, providerError b
 func (e *Engine) tripped(id, kind, detail string) {
 	_ = e.note(state.Event{Type: state.TWatchdogTrip, WatchdogTrip: &state.WatchdogTrip{Instance: id, Kind: kind, Detail: detail}})
 	e.addNote(id, "watchdog ("+kind+"): "+detail)
+}
+
+// askTerminal asks the person on the run's terminal, when it has one (an
+// interactive run started from the command line). One question at a time:
+// concurrent parts wait their turn. ok is false without a terminal.
+func (e *Engine) askTerminal(ctx context.Context, id string, m usermsg.Message) (string, bool, error) {
+	if e.cfg.In == nil || e.cfg.Out == nil {
+		return "", false, nil
+	}
+	q := discuss.Question{ID: id, Text: m.Text, SilentFailure: m.SilentFailure, Editable: true}
+	for _, o := range m.Options {
+		q.Options = append(q.Options, discuss.Option{Label: o.Label, Value: o.Value, Default: o.Default})
+	}
+	e.termMu.Lock()
+	defer e.termMu.Unlock()
+	a, err := discuss.Ask(ctx, e.cfg.In, e.cfg.Out, q)
+	if err != nil {
+		return "", true, err
+	}
+	return a.Value, true, nil
 }

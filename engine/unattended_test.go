@@ -395,3 +395,43 @@ func TestWatcher(t *testing.T) {
 		t.Error("Meta was not told")
 	}
 }
+
+// DA-B4, DC4: in interactive mode the person answers on the terminal —
+// Meta's question (plain words, options, a default) and the escalation of
+// a request beyond the parent's contract, which the person settles
+// without widening anything.
+func TestInteractiveTerminal(t *testing.T) {
+	tk, sc := adversary(t, []script.Turn{
+		turn(call("request_help", map[string]any{"need": "tools", "items": []any{"shell"}, "reason": "a macro would be quicker"})),
+		turn(call("blocked", map[string]any{"reason": "which quarter?"})),
+	}, []script.Turn{turn(call("ask_user", map[string]any{"question": "Which quarter should the cost summary cover?", "silent_failure": "the summary may show the wrong quarter",
+		"options": []any{map[string]any{"label": "Third quarter", "value": "Q3", "default": true}, map[string]any{"label": "Second quarter", "value": "Q2"}}}))})
+	sc.Sessions = append([]script.Session{
+		{Role: model.Worker, Match: "The person answered", Turns: []script.Turn{writeCosts, declareCosts}},
+		{Role: model.Meta, Offers: "answer_help", Turns: []script.Turn{turn(call("answer_help", map[string]any{"advice": "work from costs.csv by hand"}))}},
+	}, sc.Sessions...)
+	tk.Policy.Mode = policy.Interactive
+	var out strings.Builder
+	dir := filepath.Join(t.TempDir(), "run")
+	e, err := engine.Create(dir, tk, engine.Config{Models: models(&relayScript{sc}), Home: home(t), In: strings.NewReader("\n2\n"), Out: &out})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := e.Run(context.Background())
+	_ = e.Close()
+	if err != nil || res.Stage != state.StageDone {
+		t.Fatalf("%v %s %v", err, res.Stage, res.Questions)
+	}
+	if !strings.Contains(out.String(), "Which quarter should the cost summary cover?") || !strings.Contains(out.String(), "asks for more than it was given") {
+		t.Fatalf("terminal:\n%s", out.String())
+	}
+	evs := events(t, dir)
+	if countEvents(evs, func(ev state.Event) bool { return ev.Type == state.TUserMessage && ev.UserMessage.Answer == "Q2" }) != 1 {
+		t.Error("the person's answer was not recorded")
+	}
+	if countEvents(evs, func(ev state.Event) bool {
+		return ev.Type == state.THelpDecided && ev.HelpDecided.By == "user" && !ev.HelpDecided.Approved
+	}) != 1 {
+		t.Error("the escalation did not reach the person, or widened the contract")
+	}
+}
