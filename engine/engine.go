@@ -89,6 +89,7 @@ type Engine struct {
 	calls        atomic.Int64
 	running      sync.Map // instance id → struct{}: has a driver goroutine
 	wg           sync.WaitGroup
+	bg           sync.WaitGroup // background writes of files for people
 	fatalMu      sync.Mutex
 	fatal        error
 	cancel       context.CancelFunc
@@ -355,6 +356,7 @@ func (e *Engine) snapshot(ctx context.Context) error {
 
 // Close writes a final snapshot, closes the journal and releases the run.
 func (e *Engine) Close() error {
+	e.bg.Wait()
 	var errs []error
 	if e.log != nil {
 		if e.failed() == nil {

@@ -505,9 +505,7 @@ func (e *Engine) recordPlan(ctx context.Context, id string, in state.Instance, c
 		if err := e.note(state.Event{Type: state.TContractRegistered, ContractRegistered: &state.ContractRegistered{Contract: child, Source: state.FromDecomposition, By: id}}); err != nil {
 			return planRefusal(err)
 		}
-		if err := e.writeContract(child); err != nil {
-			return err
-		}
+		e.writeContractLater(child)
 	}
 	if err := e.commit(ctx, state.Event{Type: state.TPlanRecorded, PlanRecorded: plan}); err != nil {
 		return planRefusal(err)

@@ -499,3 +499,14 @@ func (e *Engine) syncManifest(to state.Stage) error {
 func sortedKeys[V any](m map[string]V) []string {
 	return slices.Sorted(maps.Keys(m))
 }
+
+// writeContractLater writes contracts/<id>.yaml off the critical path: the
+// file is for people; the journal already holds the contract. Close waits
+// for the writes.
+func (e *Engine) writeContractLater(c contract.Contract) {
+	e.bg.Add(1)
+	go func() {
+		defer e.bg.Done()
+		_ = e.writeContract(c)
+	}()
+}
