@@ -86,3 +86,16 @@ func TestFailed(t *testing.T) {
 		t.Fatalf("Failed = %v, want [1 2]", got)
 	}
 }
+
+// Every kind has a description of its own, naming what it checks.
+func TestDescribe(t *testing.T) {
+	for _, k := range Kinds {
+		d := Check{Kind: k, Path: "a.md", Min: 3, Text: "x y", Field: "f", Interpreter: "sh"}.Describe()
+		if d == string(k) || d == "" {
+			t.Errorf("%s has no description", k)
+		}
+		if k != Rubric && !strings.Contains(d, "a.md") {
+			t.Errorf("%s: %q does not name the file", k, d)
+		}
+	}
+}

@@ -127,7 +127,7 @@ func (e *Engine) qualityReview(ctx context.Context, id string, c contract.Contra
 	var b strings.Builder
 	fmt.Fprintf(&b, "Contract intent:\n%s\n\nIts checks (paths relative to %s):\n", c.Intent, boundary)
 	for i, ch := range c.Checks {
-		fmt.Fprintf(&b, "%d. %s\n", i+1, describeCheck(ch))
+		fmt.Fprintf(&b, "%d. %s\n", i+1, ch.Describe())
 	}
 	var files []string
 	for _, a := range artifacts {

@@ -301,7 +301,7 @@ func (e *Engine) workerPrompt(c contract.Contract, boundary, parentBd string, a 
 	fmt.Fprintf(&b, "You may read: %s (the task's inputs: %s) and %s (your parent's folder, with the accepted work of other parts).\n\n", InputsDir, e.inputList(), parentBd)
 	b.WriteString("Checks (paths are relative to your folder):\n")
 	for i, ch := range c.Checks {
-		fmt.Fprintf(&b, "%d. %s\n", i+1, describeCheck(ch))
+		fmt.Fprintf(&b, "%d. %s\n", i+1, ch.Describe())
 	}
 	if a.Feedback != "" {
 		fmt.Fprintf(&b, "\nThis is attempt %d. %s\n", a.Number, a.Feedback)
@@ -331,34 +331,6 @@ func (e *Engine) inputList() string {
 		return "none"
 	}
 	return strings.Join(names, ", ")
-}
-
-func describeCheck(ch contract.Check) string {
-	switch ch.Kind {
-	case contract.FileExists:
-		return fmt.Sprintf("the file %s exists", ch.Path)
-	case contract.FileMinLines:
-		return fmt.Sprintf("%s has at least %d lines", ch.Path, ch.Min)
-	case contract.FileMinBytes:
-		return fmt.Sprintf("%s has at least %d bytes", ch.Path, ch.Min)
-	case contract.YAMLFieldPresent:
-		return fmt.Sprintf("%s is YAML with the field %s", ch.Path, ch.Field)
-	case contract.DirMinFiles:
-		g := ch.Glob
-		if g == "" {
-			g = "*"
-		}
-		return fmt.Sprintf("the folder %s holds at least %d files matching %s", ch.Path, ch.Min, g)
-	case contract.Script:
-		return fmt.Sprintf("the script %s (%s) exits 0", ch.Path, ch.Interpreter)
-	case contract.Contains:
-		return fmt.Sprintf("%s contains %q", ch.Path, ch.Text)
-	case contract.Matches:
-		return fmt.Sprintf("%s matches the pattern %q", ch.Path, ch.Text)
-	case contract.Rubric:
-		return fmt.Sprintf("a reviewer agrees: %s", ch.Text)
-	}
-	return string(ch.Kind)
 }
 
 // evaluate computes evidence for c on the instance's boundary; rubric
@@ -434,7 +406,7 @@ func (e *Engine) plan(ctx context.Context, id, attempt string) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Contract %s\nIntent:\n%s\n\nYour folder: %s. Inputs: %s.\nYour checks (paths relative to your folder):\n", c.ID, c.Intent, in.Boundary, e.inputList())
 	for i, ch := range c.Checks {
-		fmt.Fprintf(&b, "%d. %s\n", i+1, describeCheck(ch))
+		fmt.Fprintf(&b, "%d. %s\n", i+1, ch.Describe())
 	}
 	fmt.Fprintf(&b, "\nYou are at depth %d of at most %d. A child contract with more than %d checks will be split again.\n", depth, maxD, gran)
 	if a.Feedback != "" {

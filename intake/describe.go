@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/fractal-harness/fractal/contract"
 	"github.com/fractal-harness/fractal/discuss"
 	"github.com/fractal-harness/fractal/harness"
 )
@@ -30,7 +29,7 @@ func proposalSummary(o discuss.Outcome) string {
 	for i, p := range o.Contracts {
 		fmt.Fprintf(&b, "%d. %s\n   In the folder work/%s/. It will be checked that:\n", i+1, oneLine(p.Intent), p.Name)
 		for _, ch := range p.Checks {
-			fmt.Fprintf(&b, "   - %s\n", describeCheck(ch))
+			fmt.Fprintf(&b, "   - %s\n", ch.Describe())
 		}
 	}
 	if len(o.Constraints) > 0 {
@@ -49,39 +48,6 @@ func proposalSummary(o discuss.Outcome) string {
 		}
 	}
 	return b.String()
-}
-
-// describeCheck says what a check verifies, in a phrase.
-func describeCheck(ch contract.Check) string {
-	switch ch.Kind {
-	case contract.FileExists:
-		return fmt.Sprintf("the file %s exists", ch.Path)
-	case contract.FileMinLines:
-		return fmt.Sprintf("the file %s has at least %d lines", ch.Path, ch.Min)
-	case contract.FileMinBytes:
-		return fmt.Sprintf("the file %s holds at least %d bytes", ch.Path, ch.Min)
-	case contract.YAMLFieldPresent:
-		return fmt.Sprintf("the file %s has the entry %q", ch.Path, ch.Field)
-	case contract.DirMinFiles:
-		where := "the folder " + ch.Path
-		if ch.Path == "." {
-			where = "the folder itself"
-		}
-		s := fmt.Sprintf("%s holds at least %d files", where, ch.Min)
-		if ch.Glob != "" && ch.Glob != "*" {
-			s += fmt.Sprintf(" named like %q", ch.Glob)
-		}
-		return s
-	case contract.Script:
-		return fmt.Sprintf("the checking program %s (run with %s) succeeds", ch.Path, ch.Interpreter)
-	case contract.Contains:
-		return fmt.Sprintf("the file %s contains %q", ch.Path, ch.Text)
-	case contract.Matches:
-		return fmt.Sprintf("the file %s has text matching the pattern %q", ch.Path, ch.Text)
-	case contract.Rubric:
-		return "a reviewer confirms: " + oneLine(ch.Text)
-	}
-	return string(ch.Kind)
 }
 
 // proposalDetail is the journal line of a valid proposal: each contract's
