@@ -294,7 +294,7 @@ func relayContext(progPath string, n int, inbox []string) string {
 
 // progressExcerpt keeps the first session's section (the plan) and the last
 // keep sections, capped at max bytes.
-func progressExcerpt(text string, keep, max int) string {
+func progressExcerpt(text string, keep, limit int) string {
 	parts := strings.Split(text, "\n## Session ")
 	var out []string
 	if len(parts) > 0 {
@@ -303,7 +303,7 @@ func progressExcerpt(text string, keep, max int) string {
 	if len(parts) > 1 {
 		out = append(out, "## Session "+parts[1])
 	}
-	start := max2(2, len(parts)-keep)
+	start := max(2, len(parts)-keep)
 	if start > 2 {
 		out = append(out, fmt.Sprintf("(%d sessions omitted; read %s for all of them)", start-2, ProgressFile))
 	}
@@ -311,17 +311,10 @@ func progressExcerpt(text string, keep, max int) string {
 		out = append(out, "## Session "+p)
 	}
 	s := strings.Join(out, "\n")
-	if len(s) > max {
-		s = s[:max/2] + "\n…\n" + s[len(s)-max/2:]
+	if len(s) > limit {
+		s = s[:limit/2] + "\n…\n" + s[len(s)-limit/2:]
 	}
 	return s
-}
-
-func max2(a, b int) int {
-	if a > b {
-		return a
-	}
-	return b
 }
 
 // declare checks a declare_done: the arguments, then layer (b) of DA-B1 —

@@ -247,17 +247,24 @@ func Open(dir string, cfg Config) (*Engine, error) {
 
 // foldLog refolds a journal, starting from the snapshot when it is sound.
 func foldLog(log *journal.Log, snapPath string) (*state.State, error) {
-	ctx := context.Background()
-	if snap, err := journal.ReadSnapshot(snapPath); err == nil && snap.Offset <= log.End() {
-		st := state.New()
-		if json.Unmarshal(snap.State, st) == nil {
-			if err := replay(ctx, log.Replay, st, snap.Offset, snap.Lines); err == nil {
+	return fold(context.Background(), log.Replay, snapPath)
+}
+
+// fold replays a journal through the Guard: from the snapshot at snapPath
+// when there is one and the rest replays cleanly from it (a snapshot is
+// only a cache), else from the first event. An empty snapPath means no
+// snapshot.
+func fold(ctx context.Context, rf replayFunc, snapPath string) (*state.State, error) {
+	if snapPath != "" {
+		if snap, err := journal.ReadSnapshot(snapPath); err == nil {
+			st := state.New()
+			if json.Unmarshal(snap.State, st) == nil && replay(ctx, rf, st, snap.Offset, snap.Lines) == nil {
 				return st, nil
 			}
 		}
 	}
 	st := state.New()
-	if err := replay(ctx, log.Replay, st, 0, 0); err != nil {
+	if err := replay(ctx, rf, st, 0, 0); err != nil {
 		return nil, err
 	}
 	return st, nil
@@ -302,19 +309,11 @@ func Fold(ctx context.Context, dir string, verify bool) (*state.State, error) {
 	rf := func(ctx context.Context, from int64, fn func(rec []byte, next int64) error) error {
 		return journal.ReadFile(ctx, events, from, fn)
 	}
-	if !verify {
-		if snap, err := journal.ReadSnapshot(filepath.Join(dir, SnapshotFile)); err == nil {
-			st := state.New()
-			if json.Unmarshal(snap.State, st) == nil && replay(ctx, rf, st, snap.Offset, snap.Lines) == nil {
-				return st, nil
-			}
-		}
+	snap := filepath.Join(dir, SnapshotFile)
+	if verify {
+		snap = ""
 	}
-	st := state.New()
-	if err := replay(ctx, rf, st, 0, 0); err != nil {
-		return nil, err
-	}
-	return st, nil
+	return fold(ctx, rf, snap)
 }
 
 // Result is how Run ended.

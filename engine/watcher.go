@@ -102,7 +102,7 @@ func (e *Engine) citable(ev, stream string, first, last int) error {
 
 // streamWindow returns the last n lines (at most max bytes) of a file and
 // the 1-based number of the first.
-func streamWindow(p string, n, max int) ([]string, int) {
+func streamWindow(p string, n, limit int) ([]string, int) {
 	f, err := os.Open(p)
 	if err != nil {
 		return nil, 0
@@ -114,11 +114,11 @@ func streamWindow(p string, n, max int) ([]string, int) {
 	for sc.Scan() {
 		all = append(all, sc.Text())
 	}
-	start := max2(0, len(all)-n)
+	start := max(0, len(all)-n)
 	size := 0
 	for i := len(all) - 1; i >= start; i-- {
 		size += len(all[i]) + 1
-		if size > max {
+		if size > limit {
 			start = i + 1
 			break
 		}
