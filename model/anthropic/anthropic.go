@@ -21,7 +21,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"net/url"
 	"strings"
@@ -32,6 +31,7 @@ import (
 
 	"github.com/fractal-harness/fractal/model"
 	"github.com/fractal-harness/fractal/model/retry"
+	mstream "github.com/fractal-harness/fractal/model/stream"
 )
 
 // Provider is the provider name in errors and attempts.
@@ -105,7 +105,7 @@ func New(cfg Config) (*Client, error) {
 	c := &Client{cfg: cfg}
 	hc := cfg.HTTPClient
 	if hc == nil {
-		c.transport = newTransport(cfg.ConnectTimeout)
+		c.transport = mstream.NewTransport(cfg.ConnectTimeout)
 		hc = &http.Client{Transport: c.transport}
 	}
 	opts := []option.RequestOption{
@@ -127,16 +127,6 @@ func New(cfg Config) (*Client, error) {
 	}
 	c.messages = sdk.NewClient(opts...).Messages
 	return c, nil
-}
-
-// newTransport is http.DefaultTransport's setup with a bounded connect.
-// There is deliberately no response or overall timeout: a streamed answer
-// may legitimately take many minutes; the context and IdleTimeout bound it.
-func newTransport(connect time.Duration) *http.Transport {
-	t := http.DefaultTransport.(*http.Transport).Clone()
-	t.DialContext = (&net.Dialer{Timeout: connect, KeepAlive: 30 * time.Second}).DialContext
-	t.TLSHandshakeTimeout = connect
-	return t
 }
 
 // Model is the configured model id.
@@ -167,19 +157,10 @@ func (c *Client) Generate(ctx context.Context, req model.Request) (model.Respons
 	})
 }
 
-// errIdle is the cause of an attempt ended by IdleTimeout.
-var errIdle = errors.New("stream idle")
-
 // attempt is one streamed call.
 func (c *Client) attempt(ctx context.Context, params sdk.MessageNewParams) (model.Response, error) {
-	actx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
-	touch := func() {}
-	if d := c.cfg.IdleTimeout; d > 0 {
-		t := time.AfterFunc(d, func() { cancel(errIdle) })
-		defer t.Stop()
-		touch = func() { t.Reset(d) }
-	}
+	actx, touch, stop := mstream.WithIdle(ctx, c.cfg.IdleTimeout)
+	defer stop()
 
 	stream := c.messages.NewStreaming(actx, params)
 	defer stream.Close()
@@ -227,8 +208,8 @@ func (c *Client) classify(parent, actx context.Context, err error) *model.Error 
 		e.Kind, e.Err, e.Msg = k, parent.Err(), err.Error()
 		return e
 	}
-	if errors.Is(context.Cause(actx), errIdle) {
-		e.Kind, e.Err = model.ErrNetwork, errIdle
+	if mstream.Idle(actx) {
+		e.Kind, e.Err = model.ErrNetwork, mstream.ErrIdle
 		e.Msg = fmt.Sprintf("no stream event for %s", c.cfg.IdleTimeout)
 		return e
 	}

@@ -21,7 +21,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -34,6 +33,7 @@ import (
 
 	"github.com/fractal-harness/fractal/model"
 	"github.com/fractal-harness/fractal/model/retry"
+	mstream "github.com/fractal-harness/fractal/model/stream"
 )
 
 // Provider is the provider name in errors and attempts.
@@ -127,7 +127,7 @@ func New(cfg Config) (*Client, error) {
 	}
 	hc := cfg.HTTPClient
 	if hc == nil {
-		c.transport = newTransport(cfg.ConnectTimeout)
+		c.transport = mstream.NewTransport(cfg.ConnectTimeout)
 		hc = &http.Client{Transport: c.transport}
 	}
 	// The service is built from these options alone, not through
@@ -153,15 +153,6 @@ func New(cfg Config) (*Client, error) {
 	}
 	c.completions = sdk.NewChatCompletionService(opts...)
 	return c, nil
-}
-
-// newTransport is http.DefaultTransport's setup with a bounded connect and
-// no response timeout (the context and IdleTimeout bound a stream).
-func newTransport(connect time.Duration) *http.Transport {
-	t := http.DefaultTransport.(*http.Transport).Clone()
-	t.DialContext = (&net.Dialer{Timeout: connect, KeepAlive: 30 * time.Second}).DialContext
-	t.TLSHandshakeTimeout = connect
-	return t
 }
 
 // Model is the configured model id.
@@ -192,18 +183,9 @@ func (c *Client) Generate(ctx context.Context, req model.Request) (model.Respons
 	})
 }
 
-// errIdle is the cause of an attempt ended by IdleTimeout.
-var errIdle = errors.New("stream idle")
-
 func (c *Client) attempt(ctx context.Context, params sdk.ChatCompletionNewParams) (model.Response, error) {
-	actx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
-	touch := func() {}
-	if d := c.cfg.IdleTimeout; d > 0 {
-		t := time.AfterFunc(d, func() { cancel(errIdle) })
-		defer t.Stop()
-		touch = func() { t.Reset(d) }
-	}
+	actx, touch, stop := mstream.WithIdle(ctx, c.cfg.IdleTimeout)
+	defer stop()
 
 	stream := c.completions.NewStreaming(actx, params)
 	defer stream.Close()
@@ -241,8 +223,8 @@ func (c *Client) classify(parent, actx context.Context, err error) *model.Error 
 		e.Kind, e.Err, e.Msg = k, parent.Err(), err.Error()
 		return e
 	}
-	if errors.Is(context.Cause(actx), errIdle) {
-		e.Kind, e.Err = model.ErrNetwork, errIdle
+	if mstream.Idle(actx) {
+		e.Kind, e.Err = model.ErrNetwork, mstream.ErrIdle
 		e.Msg = fmt.Sprintf("no stream data for %s", c.cfg.IdleTimeout)
 		return e
 	}
