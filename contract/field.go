@@ -28,7 +28,7 @@ func LookupField(doc []byte, field string) (ok bool, reason string, err error) {
 	}
 	bodies, perr := parseDocuments(doc)
 	if perr != nil {
-		return false, "", fmt.Errorf("%d:%d: %s", perr.at.line, perr.at.col, perr.msg)
+		return false, "", fmt.Errorf("%d:%d: %s", perr.At.Line, perr.At.Col, perr.Msg)
 	}
 	if len(bodies) == 0 {
 		return false, "the file holds no YAML values", nil

@@ -2,7 +2,6 @@ package contract
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -10,10 +9,32 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/goccy/go-yaml"
 	"github.com/goccy/go-yaml/ast"
+
+	"github.com/fractal-harness/fractal/internal/yamlpos"
 	"github.com/goccy/go-yaml/parser"
 )
+
+// The strict-YAML helpers shared with the scope package live in
+// internal/yamlpos.
+type (
+	pos      = yamlpos.Pos
+	posError = yamlpos.Error
+)
+
+var (
+	errAt     = yamlpos.At
+	nodePos   = yamlpos.NodePos
+	yamlError = yamlpos.FromYAML
+	tooDeep   = yamlpos.TooDeep
+	entries   = yamlpos.Entries
+)
+
+func unsupported(n ast.Node) *posError { return yamlpos.Unsupported(n, " in a contract") }
+
+func keyName(kv *ast.MappingValueNode) (string, *posError) {
+	return yamlpos.KeyName(kv, " in a contract", "intent or path")
+}
 
 // MaxContractBytes bounds what Parse reads: a contract is a page of text,
 // and the bound keeps a hostile file from costing the parser much.
@@ -51,43 +72,6 @@ func (e *ParseError) Error() string {
 
 func (e *ParseError) Unwrap() error { return e.Err }
 
-// pos is a 1-based line and column.
-type pos struct{ line, col int }
-
-// posError is a problem found in YAML text, before a file name is attached.
-type posError struct {
-	at  pos
-	msg string
-	err error
-}
-
-func errAt(at pos, format string, args ...any) *posError {
-	return &posError{at: at, msg: fmt.Sprintf(format, args...)}
-}
-
-func nodePos(n ast.Node) pos {
-	switch m := n.(type) {
-	case *ast.MappingNode:
-		// A mapping's own token is its first ":"; people think of a
-		// mapping as starting at its first key.
-		if len(m.Values) > 0 {
-			return nodePos(m.Values[0])
-		}
-	case *ast.MappingValueNode:
-		if m.Key != nil {
-			return nodePos(m.Key)
-		}
-	}
-	if n == nil {
-		return pos{1, 1}
-	}
-	tk := n.GetToken()
-	if tk == nil || tk.Position == nil || tk.Position.Line < 1 {
-		return pos{1, 1}
-	}
-	return pos{tk.Position.Line, max(tk.Position.Column, 1)}
-}
-
 // offsetPos turns a byte offset into a line and column (columns count
 // runes, as editors do).
 func offsetPos(data []byte, off int) pos {
@@ -99,7 +83,7 @@ func offsetPos(data []byte, off int) pos {
 			col++
 		}
 	}
-	return pos{line, col}
+	return pos{Line: line, Col: col}
 }
 
 // parseDocuments parses YAML text into the bodies of its non-empty
@@ -117,16 +101,16 @@ func parseDocuments(data []byte) (bodies []ast.Node, perr *posError) {
 		return nil, errAt(offsetPos(data, off), "not valid UTF-8 text")
 	}
 	if line, ok := tooDeep(data, maxYAMLDepth); ok {
-		return nil, errAt(pos{line, 1}, "nested more than %d levels deep", maxYAMLDepth)
+		return nil, errAt(pos{Line: line, Col: 1}, "nested more than %d levels deep", maxYAMLDepth)
 	}
 	if line, ok := tooWide(data, maxMappingKeys); ok {
-		return nil, errAt(pos{line, 1}, "a mapping has more than %d keys, too many to read", maxMappingKeys)
+		return nil, errAt(pos{Line: line, Col: 1}, "a mapping has more than %d keys, too many to read", maxMappingKeys)
 	}
 	defer func() {
 		// The parser is third-party code fed with untrusted text; a bug in
 		// it must become an error, not take the harness down.
 		if r := recover(); r != nil {
-			bodies, perr = nil, errAt(pos{1, 1}, "the YAML parser failed: %v", r)
+			bodies, perr = nil, errAt(pos{Line: 1, Col: 1}, "the YAML parser failed: %v", r)
 		}
 	}()
 	f, err := parser.ParseBytes(data, 0)
@@ -139,61 +123,6 @@ func parseDocuments(data []byte) (bodies []ast.Node, perr *posError) {
 		}
 	}
 	return bodies, nil
-}
-
-// yamlError turns a go-yaml error into a one-line positioned message,
-// leaving out the source excerpt go-yaml puts in Error().
-func yamlError(err error) *posError {
-	var ye yaml.Error
-	if errors.As(err, &ye) {
-		at := pos{1, 1}
-		if tk := ye.GetToken(); tk != nil && tk.Position != nil && tk.Position.Line > 0 {
-			at = pos{tk.Position.Line, max(tk.Position.Column, 1)}
-		}
-		return &posError{at: at, msg: oneLine(ye.GetMessage()), err: err}
-	}
-	return &posError{at: pos{1, 1}, msg: oneLine(err.Error()), err: err}
-}
-
-func oneLine(s string) string {
-	s = strings.TrimSpace(s)
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		s = s[:i]
-	}
-	// go-yaml quotes the offending character raw; a raw tab or CR in a
-	// message is invisible in a terminal.
-	return strings.NewReplacer("\t", `\t`, "\r", `\r`).Replace(s)
-}
-
-// tooDeep estimates from the raw text whether YAML nests deeper than limit
-// and returns the line where it does. It over-approximates (brackets
-// inside quoted text count too), which only matters for absurd files.
-func tooDeep(data []byte, limit int) (int, bool) {
-	flow, line, lead, atStart := 0, 1, 0, true
-	for _, c := range data {
-		switch {
-		case c == '\n':
-			line, lead, atStart = line+1, 0, true
-			continue
-		case c == '[' || c == '{':
-			flow++
-		case (c == ']' || c == '}') && flow > 0:
-			flow--
-		}
-		if atStart {
-			// Block nesting shows as indentation and compact "- - x"
-			// entries; two columns per level is the tightest YAML allows.
-			if c == ' ' || c == '-' || c == '?' {
-				lead++
-			} else {
-				atStart = false
-			}
-		}
-		if flow > limit || lead > 2*limit {
-			return line, true
-		}
-	}
-	return 0, false
 }
 
 // tooWide estimates from the raw text whether a block mapping holds more
@@ -248,7 +177,7 @@ func tooWide(data []byte, limit int) (int, bool) {
 func Parse(data []byte, name string) (Contract, error) {
 	c, perr := parse(data)
 	if perr != nil {
-		return Contract{}, &ParseError{Name: name, Line: perr.at.line, Col: perr.at.col, Msg: perr.msg, Err: perr.err}
+		return Contract{}, &ParseError{Name: name, Line: perr.At.Line, Col: perr.At.Col, Msg: perr.Msg, Err: perr.Err}
 	}
 	return c, nil
 }
@@ -284,7 +213,7 @@ func (w *where) of(e *ValidationError) pos {
 
 func parse(data []byte) (Contract, *posError) {
 	if len(data) > MaxContractBytes {
-		return Contract{}, errAt(pos{1, 1}, "the file is larger than %d bytes; a contract is a page of text", MaxContractBytes)
+		return Contract{}, errAt(pos{Line: 1, Col: 1}, "the file is larger than %d bytes; a contract is a page of text", MaxContractBytes)
 	}
 	bodies, perr := parseDocuments(data)
 	if perr != nil {
@@ -292,7 +221,7 @@ func parse(data []byte) (Contract, *posError) {
 	}
 	switch len(bodies) {
 	case 0:
-		return Contract{}, errAt(pos{1, 1}, "the file is empty; a contract needs intent and checks")
+		return Contract{}, errAt(pos{Line: 1, Col: 1}, "the file is empty; a contract needs intent and checks")
 	case 1:
 	default:
 		return Contract{}, errAt(nodePos(bodies[1]), "the file holds more than one YAML document; write one contract per file")
@@ -346,7 +275,7 @@ func parse(data []byte) (Contract, *posError) {
 		return func(k string) bool { _, ok := w.fields[i][k]; return ok }
 	}
 	if e := c.validate(given); e != nil {
-		return Contract{}, &posError{at: w.of(e), msg: e.Error(), err: e}
+		return Contract{}, &posError{At: w.of(e), Msg: e.Error(), Err: e}
 	}
 	c.ID = ComputeID(c.Intent, c.Checks)
 	return c, nil
@@ -433,53 +362,11 @@ func parseCheck(i int, n ast.Node, w *where) (Check, *posError) {
 			return Check{}, errAt(nodePos(kv), "check %d: unknown key %q; check keys are %s", i+1, key, strings.Join(checkKeys, ", "))
 		}
 		if perr != nil {
-			perr.msg = fmt.Sprintf("check %d: %s", i+1, perr.msg)
+			perr.Msg = fmt.Sprintf("check %d: %s", i+1, perr.Msg)
 			return Check{}, perr
 		}
 	}
 	return ch, nil
-}
-
-// entries returns the key/value pairs of a mapping node.
-func entries(n ast.Node) ([]*ast.MappingValueNode, bool) {
-	switch m := n.(type) {
-	case *ast.MappingNode:
-		return m.Values, true
-	case *ast.MappingValueNode:
-		return []*ast.MappingValueNode{m}, true
-	}
-	return nil, false
-}
-
-// unsupported refuses anchors, aliases and tags: they let one part of a
-// contract change the meaning of another, which a reader of a single check
-// should not have to chase.
-func unsupported(n ast.Node) *posError {
-	switch n.(type) {
-	case *ast.AnchorNode, *ast.AliasNode:
-		return errAt(nodePos(n), "anchors (&) and aliases (*) are not supported in a contract; write the value out")
-	case *ast.TagNode:
-		return errAt(nodePos(n), "tags (!) are not supported in a contract; write the plain value")
-	}
-	return nil
-}
-
-func keyName(kv *ast.MappingValueNode) (string, *posError) {
-	if kv.Key == nil {
-		return "", errAt(nodePos(kv), "a key is missing")
-	}
-	if kv.Key.IsMergeKey() {
-		return "", errAt(nodePos(kv), "merge keys (<<) are not supported in a contract; write the keys out")
-	}
-	if s, ok := kv.Key.(*ast.StringNode); ok {
-		return s.Value, nil
-	}
-	if s, ok := kv.Key.(ast.ScalarNode); ok {
-		if tk := s.GetToken(); tk != nil {
-			return tk.Value, nil
-		}
-	}
-	return "", errAt(nodePos(kv), "keys must be plain words such as intent or path")
 }
 
 // describe names the type of a YAML value for an error message.

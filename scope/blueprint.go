@@ -133,7 +133,7 @@ func (p *positions) of(field, value string) pos {
 func ParseBlueprint(data []byte, name string) (Blueprint, error) {
 	b, perr := parseBlueprint(data)
 	if perr != nil {
-		return Blueprint{}, &ParseError{Name: name, Line: perr.at.line, Col: perr.at.col, Msg: perr.msg, Err: perr.err}
+		return Blueprint{}, &ParseError{Name: name, Line: perr.At.Line, Col: perr.At.Col, Msg: perr.Msg, Err: perr.Err}
 	}
 	b.Source = name
 	return b, nil
@@ -250,7 +250,7 @@ func parseBlueprint(data []byte) (Blueprint, *posError) {
 		return Blueprint{}, errAt(at.root, "id is missing: name the kind of agent this blueprint defines")
 	}
 	if e := validateRequest(b.Request()); e != nil {
-		return Blueprint{}, &posError{at: at.of(e.Field, e.Value), msg: blueprintMsg(e.Field, e.Error()), err: e}
+		return Blueprint{}, &posError{At: at.of(e.Field, e.Value), Msg: blueprintMsg(e.Field, e.Error()), Err: e}
 	}
 	return b, nil
 }
@@ -322,7 +322,7 @@ func sopValue(key string, n ast.Node, at *positions) ([]string, *posError) {
 		return nil, errAt(nodePos(n), "%s must be a list of steps or a block of text, not %s", key, describe(n))
 	}
 	start := nodePos(n)
-	first := start.line
+	first := start.Line
 	if _, lit := n.(*ast.LiteralNode); lit {
 		first++ // a block's text starts on the line after "|"
 	}
@@ -332,7 +332,7 @@ func sopValue(key string, n ast.Node, at *positions) ([]string, *posError) {
 			continue
 		}
 		step := stripNumber(l)
-		record(step, pos{first + i, 1})
+		record(step, pos{Line: first + i, Col: 1})
 		steps = append(steps, step)
 	}
 	return steps, nil
@@ -423,5 +423,5 @@ func (b Blueprint) locate(field, value, msg string, err error) error {
 		return err
 	}
 	at := b.at.of(field, value)
-	return &ParseError{Name: b.Source, Line: at.line, Col: at.col, Msg: msg, Err: err}
+	return &ParseError{Name: b.Source, Line: at.Line, Col: at.Col, Msg: msg, Err: err}
 }

@@ -260,8 +260,8 @@ sop: |
 		})
 	}
 	// SOP lines keep their own line numbers in a block.
-	if at := b.at.of("sop", "Write."); at.line != 20 {
-		t.Fatalf("sop step at line %d, want 20", at.line)
+	if at := b.at.of("sop", "Write."); at.Line != 20 {
+		t.Fatalf("sop step at line %d, want 20", at.Line)
 	}
 }
 

@@ -1,16 +1,37 @@
 package scope
 
 import (
-	"errors"
 	"fmt"
 	"strings"
 	"unicode/utf8"
 
-	"github.com/goccy/go-yaml"
 	"github.com/goccy/go-yaml/ast"
+
+	"github.com/fractal-harness/fractal/internal/yamlpos"
 	"github.com/goccy/go-yaml/parser"
 	"github.com/goccy/go-yaml/token"
 )
+
+// The strict-YAML helpers shared with the contract package live in
+// internal/yamlpos.
+type (
+	pos      = yamlpos.Pos
+	posError = yamlpos.Error
+)
+
+var (
+	errAt     = yamlpos.At
+	nodePos   = yamlpos.NodePos
+	yamlError = yamlpos.FromYAML
+	tooDeep   = yamlpos.TooDeep
+	entries   = yamlpos.Entries
+)
+
+func unsupported(n ast.Node) *posError { return yamlpos.Unsupported(n, "") }
+
+func keyName(kv *ast.MappingValueNode) (string, *posError) {
+	return yamlpos.KeyName(kv, "", "id or budget")
+}
 
 // The YAML reading here walks go-yaml's syntax tree by hand instead of
 // decoding into a struct: that is what keeps every key's line and column,
@@ -46,48 +67,11 @@ func (e *ParseError) Error() string {
 
 func (e *ParseError) Unwrap() error { return e.Err }
 
-// pos is a 1-based line and column.
-type pos struct{ line, col int }
-
-// posError is a problem found in YAML text, before a name is attached.
-type posError struct {
-	at  pos
-	msg string
-	err error
-}
-
-func errAt(at pos, format string, args ...any) *posError {
-	return &posError{at: at, msg: fmt.Sprintf(format, args...)}
-}
-
-func nodePos(n ast.Node) pos {
-	switch m := n.(type) {
-	case *ast.MappingNode:
-		// A mapping's own token is its first ":"; people think of a
-		// mapping as starting at its first key.
-		if len(m.Values) > 0 {
-			return nodePos(m.Values[0])
-		}
-	case *ast.MappingValueNode:
-		if m.Key != nil {
-			return nodePos(m.Key)
-		}
-	}
-	if n == nil {
-		return pos{1, 1}
-	}
-	tk := n.GetToken()
-	if tk == nil || tk.Position == nil || tk.Position.Line < 1 {
-		return pos{1, 1}
-	}
-	return pos{tk.Position.Line, max(tk.Position.Column, 1)}
-}
-
 // parseYAML checks the raw text and parses it into the body of its one
 // document.
 func parseYAML(data []byte, what string) (body ast.Node, perr *posError) {
 	if len(data) > MaxBlueprintBytes {
-		return nil, errAt(pos{1, 1}, "the file is larger than %d bytes; a %s is a screenful of text", MaxBlueprintBytes, what)
+		return nil, errAt(pos{Line: 1, Col: 1}, "the file is larger than %d bytes; a %s is a screenful of text", MaxBlueprintBytes, what)
 	}
 	if !utf8.Valid(data) {
 		line := 1
@@ -101,16 +85,16 @@ func parseYAML(data []byte, what string) (body ast.Node, perr *posError) {
 			}
 			off += n
 		}
-		return nil, errAt(pos{line, 1}, "not valid UTF-8 text")
+		return nil, errAt(pos{Line: line, Col: 1}, "not valid UTF-8 text")
 	}
 	if line, deep := tooDeep(data, maxDepth); deep {
-		return nil, errAt(pos{line, 1}, "nested more than %d levels deep; a %s nests at most four", maxDepth, what)
+		return nil, errAt(pos{Line: line, Col: 1}, "nested more than %d levels deep; a %s nests at most four", maxDepth, what)
 	}
 	defer func() {
 		// The parser is third-party code fed with text from a file; a bug
 		// in it must become an error, not take the harness down.
 		if r := recover(); r != nil {
-			body, perr = nil, errAt(pos{1, 1}, "the YAML parser failed: %v", r)
+			body, perr = nil, errAt(pos{Line: 1, Col: 1}, "the YAML parser failed: %v", r)
 		}
 	}()
 	f, err := parser.ParseBytes(data, 0)
@@ -125,76 +109,11 @@ func parseYAML(data []byte, what string) (body ast.Node, perr *posError) {
 	}
 	switch len(bodies) {
 	case 0:
-		return nil, errAt(pos{1, 1}, "the file is empty; a %s needs at least an id", what)
+		return nil, errAt(pos{Line: 1, Col: 1}, "the file is empty; a %s needs at least an id", what)
 	case 1:
 		return bodies[0], nil
 	}
 	return nil, errAt(nodePos(bodies[1]), "the file holds more than one YAML document; write one %s per file", what)
-}
-
-// yamlError turns a go-yaml error into one positioned line, leaving out the
-// source excerpt go-yaml puts in Error().
-func yamlError(err error) *posError {
-	var ye yaml.Error
-	if errors.As(err, &ye) {
-		at := pos{1, 1}
-		if tk := ye.GetToken(); tk != nil && tk.Position != nil && tk.Position.Line > 0 {
-			at = pos{tk.Position.Line, max(tk.Position.Column, 1)}
-		}
-		return &posError{at: at, msg: oneLine(ye.GetMessage()), err: err}
-	}
-	return &posError{at: pos{1, 1}, msg: oneLine(err.Error()), err: err}
-}
-
-func oneLine(s string) string {
-	s = strings.TrimSpace(s)
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		s = s[:i]
-	}
-	return strings.NewReplacer("\t", `\t`, "\r", `\r`).Replace(s)
-}
-
-// tooDeep estimates from the raw text whether YAML nests deeper than limit
-// (flow brackets, or block indentation at two columns a level) and returns
-// the line where it does. Brackets inside quoted text count too, which only
-// matters for absurd files.
-func tooDeep(data []byte, limit int) (int, bool) {
-	flow, line, lead, atStart := 0, 1, 0, true
-	for _, c := range data {
-		switch {
-		case c == '\n':
-			line, lead, atStart = line+1, 0, true
-			continue
-		case c == '[' || c == '{':
-			flow++
-		case (c == ']' || c == '}') && flow > 0:
-			flow--
-		}
-		if atStart {
-			if c == ' ' || c == '-' || c == '?' {
-				lead++
-			} else {
-				atStart = false
-			}
-		}
-		if flow > limit || lead > 2*limit {
-			return line, true
-		}
-	}
-	return 0, false
-}
-
-// unsupported refuses anchors, aliases and tags: they let one part of a
-// file change the meaning of another, which a reader of one key should not
-// have to chase.
-func unsupported(n ast.Node) *posError {
-	switch n.(type) {
-	case *ast.AnchorNode, *ast.AliasNode:
-		return errAt(nodePos(n), "anchors (&) and aliases (*) are not supported; write the value out")
-	case *ast.TagNode:
-		return errAt(nodePos(n), "tags (!) are not supported; write the plain value")
-	}
-	return nil
 }
 
 // describe names the type of a YAML value for an error message.
@@ -214,35 +133,6 @@ func describe(n ast.Node) string {
 		return fmt.Sprintf("text (%q)", v.Value)
 	}
 	return "text"
-}
-
-// entries returns the key/value pairs of a mapping node.
-func entries(n ast.Node) ([]*ast.MappingValueNode, bool) {
-	switch m := n.(type) {
-	case *ast.MappingNode:
-		return m.Values, true
-	case *ast.MappingValueNode:
-		return []*ast.MappingValueNode{m}, true
-	}
-	return nil, false
-}
-
-func keyName(kv *ast.MappingValueNode) (string, *posError) {
-	if kv.Key == nil {
-		return "", errAt(nodePos(kv), "a key is missing")
-	}
-	if kv.Key.IsMergeKey() {
-		return "", errAt(nodePos(kv), "merge keys (<<) are not supported; write the keys out")
-	}
-	if s, ok := kv.Key.(*ast.StringNode); ok {
-		return s.Value, nil
-	}
-	if s, ok := kv.Key.(ast.ScalarNode); ok {
-		if tk := s.GetToken(); tk != nil {
-			return tk.Value, nil
-		}
-	}
-	return "", errAt(nodePos(kv), "keys must be plain words such as id or budget")
 }
 
 // mapping calls fn for each entry of the mapping n (the value of key),
