@@ -435,3 +435,26 @@ func TestInteractiveTerminal(t *testing.T) {
 		t.Error("the escalation did not reach the person, or widened the contract")
 	}
 }
+
+// DA-A5: the watchdog's timers cover reviewer sessions and Meta turns too;
+// a trip is an event, and the review still completes (nothing is killed).
+func TestWatchdogTimers(t *testing.T) {
+	tk, sc := loadDemo(t)
+	tk.Policy.ReviewerSession, tk.Policy.MetaTurn = 20*time.Millisecond, 20*time.Millisecond
+	dir := filepath.Join(t.TempDir(), "run")
+	e, err := engine.Create(dir, tk, engine.Config{Models: models(sc.WithLatency(40 * time.Millisecond)), Home: home(t), StallTick: 5 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := e.Run(context.Background())
+	_ = e.Close()
+	if err != nil || res.Stage != state.StageDone {
+		t.Fatalf("%v %s", err, res.Stage)
+	}
+	evs := events(t, dir)
+	for _, kind := range []string{"reviewer_session", "meta_turn"} {
+		if countEvents(evs, func(ev state.Event) bool { return ev.Type == state.TWatchdogTrip && ev.WatchdogTrip.Kind == kind }) == 0 {
+			t.Errorf("no %s trip", kind)
+		}
+	}
+}
